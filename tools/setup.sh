@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up relrep_nb from a clone: Debian packages that carry datasets (when root), a virtual
+# environment in .venv, and the package with every extra. Idempotent; nothing is downloaded at
+# run time afterwards. Usage: bash tools/setup.sh [extras]   (default extras: dev,all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-dev,all}"
+deb_pkgs="dataset-fashion-mnist freedict-eng-fra"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=""
+  for p in $deb_pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  if [ -n "$missing" ]; then
+    echo "setup: apt-get install$missing"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  fi
+else
+  echo "setup: not root: install the Debian packages '$deb_pkgs' yourself for the datasets they carry" >&2
+fi
+py="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$py" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+# torch first, pinned to the CPU build that lies on this platform's disk where there is one
+.venv/bin/python -m pip install -q "torch==2.13.0" 2>/dev/null || .venv/bin/python -m pip install -q "torch>=2.1"
+.venv/bin/python -m pip install -q -e ".[${extras}]"
+echo "setup: done ($(.venv/bin/python -c 'import relrep_nb, torch; print("relrep_nb", relrep_nb.__version__, "torch", torch.__version__)'))"
