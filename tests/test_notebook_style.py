@@ -1,0 +1,37 @@
+"""Checks of the notebooks' shape that nbdev's tools rely on.
+
+`nbdev_proc_nbs` (the docs build) executes every code cell that contains an import statement, in
+isolation from the other cells and whatever its flags (`#| slow` included): such a cell must hold
+nothing but imports and setup, or the docs build runs experiments (or fails on undefined names)."""
+import json, re
+from pathlib import Path
+import pytest
+
+NBS = Path(__file__).resolve().parent.parent / 'nbs'
+NOTEBOOKS = sorted(p for p in NBS.rglob('*.ipynb') if not any(part.startswith(('_', '.')) for part in p.relative_to(NBS).parts))
+IMPORT = re.compile(r'^(import|from)\s+\S')
+
+def mixed_import_cells(nb_path):
+    bad = []
+    for i, c in enumerate(json.loads(nb_path.read_text())['cells']):
+        if c['cell_type'] != 'code': continue
+        lines = ''.join(c['source']).splitlines()
+        directives = [l for l in lines if l.startswith('#|')]
+        if any(re.match(r'#\|\s*(export|exporti|hide)\b', d) for d in directives): continue
+        if any(IMPORT.match(l) for l in lines) and nb_path.stem != 'index': bad.append(i)
+    return bad
+
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_imports_only_in_setup_cells(nb):
+    bad = mixed_import_cells(nb)
+    assert not bad, (f'{nb.name}: code cells {bad} contain import statements: move the imports to the '
+                     f'notebook\'s top `#| hide` (or `#| export`) cell, since nbdev_proc_nbs executes them alone')
+
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_has_title_and_default_exp(nb):
+    cells = json.loads(nb.read_text())['cells']
+    assert cells and cells[0]['cell_type'] == 'markdown' and ''.join(cells[0]['source']).startswith('# '), \
+        f'{nb.name}: the first cell must be markdown starting with "# Title"'
+    if nb.stem != 'index':
+        assert any('#| default_exp' in ''.join(c['source']) for c in cells if c['cell_type'] == 'code'), \
+            f'{nb.name}: no `#| default_exp` cell'
