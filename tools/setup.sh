@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Set up relrep_nb from a clone: Debian packages that carry datasets (when root), a virtual
 # environment in .venv, and the package with every extra. Idempotent; nothing is downloaded at
-# run time afterwards. Usage: bash tools/setup.sh [extras]   (default extras: dev,all)
+# run time afterwards. Usage: bash tools/setup.sh [extras]   (default extras: dev,docs,all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${1:-dev,all}"
+extras="${1:-dev,docs,all}"
 deb_pkgs="dataset-fashion-mnist dict-freedict-eng-fra dict-freedict-fra-eng fortunes"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=""
