@@ -12,9 +12,10 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'Similarity',
+__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'Similarity',
            'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim',
-           'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection', 'invariance_check']
+           'fit_whitening', 'wip_sim', 'chunk_rows', 'TensorState', 'RelativeProjector', 'relative_projection',
+           'invariance_check']
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
@@ -47,6 +48,28 @@ def check_same_space(x:torch.Tensor, anchors:torch.Tensor, xname='x', aname='anc
     if x.shape[-1] != anchors.shape[-1]:
         raise ValueError(f"`{xname}` has width {x.shape[-1]} but `{aname}` has width {anchors.shape[-1]}: "
                          f"anchors must live in the same space as the samples")
+
+# %% ../nbs/00_core.ipynb #b883cf4c
+def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are the same object
+                 xname:str='x', yname:str='y', # argument names used in the messages
+                 same_width:bool=True, # also require one width (both sets in one space)
+                 min_rows:int=1, # fewest rows accepted
+                 width_hint:str='', # appended to the width error: what to do instead
+                ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    "Validate two row-paired sets; return `(tx, ty, was_numpy)` in a common dtype on one device."
+    tx, was_numpy = as_tensor(x, xname)
+    ty, _ = as_tensor(y, yname)
+    if tx.shape[0] != ty.shape[0]:
+        raise ValueError(f"`{xname}` has {tx.shape[0]} rows but `{yname}` has {ty.shape[0]}: row i of {xname} "
+                         f"and row i of {yname} must be the same object")
+    if tx.shape[0] < min_rows:
+        raise ValueError(f"`{xname}` and `{yname}` need at least {min_rows} rows, got {tx.shape[0]}")
+    if same_width and tx.shape[1] != ty.shape[1]:
+        raise ValueError(f"`{yname}` has width {ty.shape[1]} but `{xname}` has width {tx.shape[1]}" +
+                         (f": {width_hint}" if width_hint else ''))
+    check_same_space(tx[:, :0], ty[:, :0], xname, yname)   # one device
+    dt = torch.promote_types(tx.dtype, ty.dtype)
+    return tx.to(dt), ty.to(dt), was_numpy
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
@@ -149,6 +172,33 @@ def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
     if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
     return max(1, min(n, budget // max(1, row_bytes)))
 
+# %% ../nbs/00_core.ipynb #12dd1adb
+class TensorState:
+    "Mixin: `save`, `load` and `to` for estimators whose `state_dict()` holds `config` and `tensors` (attributes ending in `_`)."
+    def _tensors(self) -> dict:
+        return {k: v for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
+
+    def save(self, path):
+        "Save the fitted state to `path` (torch format)."
+        torch.save(self.state_dict(), path)
+
+    @classmethod
+    def load(cls, path, map_location='cpu'):
+        "Load an object written by `save` (tensors only: no code runs)."
+        sd = torch.load(path, map_location=map_location, weights_only=True)
+        obj = cls(**sd['config'])
+        for k, v in sd['tensors'].items(): setattr(obj, k, v)
+        obj._load_extra(sd)
+        return obj
+
+    def _load_extra(self, sd): pass # restore non-tensor state saved by a subclass's `state_dict`
+
+    def to(self, device):
+        "Move the fitted tensors to `device` (explicitly; `transform` never moves data)."
+        for k, v in list(vars(self).items()):
+            if isinstance(v, torch.Tensor): setattr(self, k, v.to(device))
+        return self
+
 # %% ../nbs/00_core.ipynb #12957e9b
 _PRE = (None, 'center', 'standardize', 'l2')
 _POST = (None, 'l2', 'layernorm', 'standardize')
@@ -164,7 +214,7 @@ def _resolve_similarity(similarity) -> Similarity:
     raise TypeError(f"`similarity` must be a registered name or a callable, got {type(similarity).__name__}")
 
 # %% ../nbs/00_core.ipynb #a1fb8d70
-class RelativeProjector:
+class RelativeProjector(TensorState):
     "Relative projection onto anchors, with pre/post transforms fitted on anchors or a reference set."
     def __init__(self,
                  similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable `fn(x, anchors)`
@@ -247,8 +297,7 @@ class RelativeProjector:
 
     def to(self, device):
         "Move the fitted state to `device` (explicitly; `transform` never moves data)."
-        for k, v in list(vars(self).items()):
-            if isinstance(v, torch.Tensor): setattr(self, k, v.to(device))
+        super().to(device)
         self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in getattr(self, 'stats_', {}).items()}
         return self
 
@@ -257,23 +306,11 @@ class RelativeProjector:
         if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: nothing to save")
         if not isinstance(self.similarity, str):
             raise ValueError("only projectors with a registered similarity name can be saved")
-        tensors = {k: v for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
         return dict(config=dict(similarity=self.similarity, pre=self.pre, post=self.post,
                                 memory_budget=self.memory_budget, **self.sim_kw),
-                    tensors=tensors, stats=self.stats_, fn_kw=self.fn_kw_)
+                    tensors=self._tensors(), stats=self.stats_, fn_kw=self.fn_kw_)
 
-    def save(self, path):
-        "Save the fitted projector to `path` (torch format)."
-        torch.save(self.state_dict(), path)
-
-    @classmethod
-    def load(cls, path, map_location='cpu'):
-        "Load a projector saved with `save`."
-        sd = torch.load(path, map_location=map_location, weights_only=True)
-        p = cls(**sd['config'])
-        for k, v in sd['tensors'].items(): setattr(p, k, v)
-        p.stats_, p.fn_kw_ = sd['stats'], sd['fn_kw']
-        return p
+    def _load_extra(self, sd): self.stats_, self.fn_kw_ = sd['stats'], sd['fn_kw']
 
     def __repr__(self):
         return (f"RelativeProjector(similarity={self.sim.name!r}, pre={self.pre!r}, post={self.post!r}, "

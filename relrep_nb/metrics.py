@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, chunk_rows, _resolve_similarity, _normalize
+from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize
 
 # %% auto #0
 __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'paired_cosine', 'cka', 'similarity_pearson',
@@ -14,20 +14,9 @@ __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'pair
 
 # %% ../nbs/02_metrics.ipynb #d05eabcf
 def _pair(x, y, same_width:bool=True, min_rows:int=1):
-    "Validate two row-paired sets; return `(tx, ty, was_numpy)` in a common dtype on one device."
-    tx, was_numpy = as_tensor(x, 'x')
-    ty, _ = as_tensor(y, 'y')
-    if tx.shape[0] != ty.shape[0]:
-        raise ValueError(f"`x` has {tx.shape[0]} rows but `y` has {ty.shape[0]}: row i of x and row i of y "
-                         f"must be the same object")
-    if tx.shape[0] < min_rows:
-        raise ValueError(f"`x` and `y` need at least {min_rows} rows, got {tx.shape[0]}")
-    if same_width and tx.shape[1] != ty.shape[1]:
-        raise ValueError(f"`y` has width {ty.shape[1]} but `x` has width {tx.shape[1]}: this metric compares "
-                         f"the two sets in one space (translate one first, e.g. with relrep_nb.translate.Translator)")
-    check_same_space(tx, ty, 'x', 'y') if same_width else check_same_space(tx[:, :0], ty[:, :0], 'x', 'y')
-    dt = torch.promote_types(tx.dtype, ty.dtype)
-    return tx.to(dt), ty.to(dt), was_numpy
+    "Validate two row-paired sets for a metric (see `check_paired`)."
+    return check_paired(x, y, same_width=same_width, min_rows=min_rows, width_hint='this metric compares the two '
+                        'sets in one space (translate one first, e.g. with relrep_nb.translate.Translator)')
 
 def _scorer(similarity, ref:torch.Tensor, rank_only:bool=False):
     "A function `q -> (len(q), len(ref))` scores against `ref`; statistics (if any) are fitted on `ref`."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space
+from .core import as_tensor, to_like, check_same_space, check_paired, TensorState
 
 # %% auto #0
 __all__ = ['TRANSLATION_METHODS', 'Translator', 'translate']
@@ -41,7 +41,7 @@ def _procrustes(a:torch.Tensor, b:torch.Tensor) -> torch.Tensor:
 # %% ../nbs/03_translate.ipynb #07e61fc4
 TRANSLATION_METHODS = ('procrustes', 'linear', 'affine')
 
-class Translator:
+class Translator(TensorState):
     "A map from a source space X to a target space Y, fitted on parallel anchors (procrustes, linear, affine)."
     def __init__(self,
                  method:str='procrustes', # "procrustes" (orthogonal, SVD), "linear" (least squares) or "affine" (with bias)
@@ -56,14 +56,9 @@ class Translator:
 
     def fit(self, x_anchors, y_anchors):
         "Fit the map on anchors: row t of `x_anchors` (k, dx) corresponds to row t of `y_anchors` (k, dy)."
-        xa, _ = as_tensor(x_anchors, 'x_anchors')
-        ya, _ = as_tensor(y_anchors, 'y_anchors')
-        if xa.shape[0] != ya.shape[0]:
-            raise ValueError(f"`x_anchors` has {xa.shape[0]} rows but `y_anchors` has {ya.shape[0]}: "
-                             f"anchors must be parallel (row t of one is row t of the other)")
+        xa, ya, _ = check_paired(x_anchors, y_anchors, 'x_anchors', 'y_anchors', same_width=False, min_rows=0)
         k = xa.shape[0]
         if k < 2: raise ValueError(f"at least 2 parallel anchors are needed to fit a translation, got {k}")
-        check_same_space(xa[:, :0], ya[:, :0], 'x_anchors', 'y_anchors')   # one device
         xa, ya = xa.to(torch.float64), ya.to(torch.float64)
         self.x_mean_, self.x_scale_ = _scaling(xa, self.std_scale)
         self.y_mean_, self.y_scale_ = _scaling(ya, self.std_scale)
@@ -118,25 +113,7 @@ class Translator:
         "Configuration and fitted tensors."
         if self.weight_ is None: raise ValueError("this Translator is not fitted: nothing to save")
         return dict(config=dict(method=self.method, std_scale=self.std_scale, seed=self.seed),
-                    tensors={k: v for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)})
-
-    def save(self, path):
-        "Save the fitted translator to `path` (torch format)."
-        torch.save(self.state_dict(), path)
-
-    @classmethod
-    def load(cls, path, map_location='cpu'):
-        "Load a translator saved with `save`."
-        sd = torch.load(path, map_location=map_location, weights_only=True)
-        t = cls(**sd['config'])
-        for k, v in sd['tensors'].items(): setattr(t, k, v)
-        return t
-
-    def to(self, device):
-        "Move the fitted state to `device` (explicitly; `transform` never moves data)."
-        for k, v in list(vars(self).items()):
-            if isinstance(v, torch.Tensor): setattr(self, k, v.to(device))
-        return self
+                    tensors=self._tensors())
 
     def __repr__(self):
         shape = '' if self.weight_ is None else f", {self.weight_.shape[0]} -> {self.weight_.shape[1]}"
