@@ -190,6 +190,19 @@ def _double_center(M:torch.Tensor) -> torch.Tensor:
     "Remove row and column means (Sinkhorn plans ignore them)."
     return M - M.mean(1, keepdim=True) - M.mean(0, keepdim=True) + M.mean()
 
+def _kernel_sinkhorn(C:torch.Tensor, eps:float, v:torch.Tensor|None=None, n_iter:int=100):
+    "Sinkhorn with uniform marginals in the kernel domain, float64, warm-started from the column scaling `v`: (plan, v)."
+    n, m = C.shape
+    Cd = C.double()
+    K = torch.exp(-(Cd - Cd.min()) / eps)
+    if not bool(torch.isfinite(K).all()) or float(K.sum(1).min()) < 1e-280 or float(K.sum(0).min()) < 1e-280:
+        return log_sinkhorn(Cd, eps, n_iter=n_iter)[0], None     # kernel underflows: log domain, no warm start
+    v = torch.ones(m, dtype=Cd.dtype, device=C.device) if v is None or v.shape != (m,) else v
+    for _ in range(n_iter):
+        u = (1 / n) / (K @ v).clamp_min(1e-300)
+        v = (1 / m) / (K.T @ u).clamp_min(1e-300)
+    return u[:, None] * K * v[None, :], v
+
 def anneal_schedule(step:int, n_steps:int, eps_start:float, eps_end:float, anneal:float) -> float:
     "Geometric decay of ε from `eps_start` to `eps_end` over the first `anneal` fraction of `n_steps`, then constant."
     if anneal <= 0: return eps_end
@@ -294,7 +307,9 @@ class LearnedGW:
                  anneal:float=0.5, # fraction of the steps over which ε decays; 0 disables annealing (ε = eps_end)
                  n_steps:int=500, # optimisation steps
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
-                 sinkhorn_iter:int=50, # Sinkhorn iterations per step
+                 sinkhorn_iter:int=50, # Sinkhorn iterations per plan update
+                 plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
+                 n_restarts:int=1, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
                  lr:float=3e-3, # Adam learning rate
@@ -303,7 +318,8 @@ class LearnedGW:
                 ):
         if metric not in ('euclidean', 'geodesic'): raise ValueError(f"`metric` must be 'euclidean' or 'geodesic', got {metric!r}")
         if normalize not in ('standard', 'l2', None): raise ValueError(f"`normalize` must be 'standard', 'l2' or None, got {normalize!r}")
-        for nm, v in dict(dim=dim, hidden=hidden, n_layers=n_layers, k=k, batch_size=batch_size, sinkhorn_iter=sinkhorn_iter).items():
+        for nm, v in dict(dim=dim, hidden=hidden, n_layers=n_layers, k=k, batch_size=batch_size, sinkhorn_iter=sinkhorn_iter,
+                          plan_every=plan_every, n_restarts=n_restarts).items():
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"`{nm}` must be a positive int, got {v!r}")
         if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
             raise ValueError(f"`n_steps` must be an int >= 0, got {n_steps!r}")
@@ -314,11 +330,13 @@ class LearnedGW:
         self.config = dict(dim=int(dim), hidden=int(hidden), n_layers=int(n_layers), metric=metric, k=int(k), rank=bool(rank),
                            normalize=normalize, eps_start=float(eps_start), eps_end=float(eps_end), anneal=float(anneal),
                            n_steps=int(n_steps), batch_size=int(batch_size), sinkhorn_iter=int(sinkhorn_iter),
+                           plan_every=int(plan_every), n_restarts=int(n_restarts),
                            spectral_reg=float(spectral_reg), objective=objective, lr=float(lr), seed=int(seed))
         self.device = torch.device(device)
         self.f = self.g = None
         self.stats_ = {}
         self.history_ = None
+        self.restarts_ = None
 
     def __getattr__(self, name):
         cfg = self.__dict__.get('config', {})
@@ -353,7 +371,7 @@ LearnedGW._side_input, LearnedGW._preprocess = _side_input, _preprocess
 def _fit(self, x, # (n, dx) first domain
          y, # (m, dy) second domain: unpaired, any size, any width
         ):
-    "Train f and g on minibatches of unaligned samples (the pairing is never seen); returns self."
+    "Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; returns self."
     tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
     if tx.device != ty.device: raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
     if isinstance(x, torch.Tensor) and tx.device != self.device:
@@ -368,54 +386,84 @@ def _fit(self, x, # (n, dx) first domain
     # the metric spaces being aligned: raw features (rows L2-normalised for normalize="l2"), never z-scored
     # (per-feature scaling would distort the geometry the GW loss compares)
     mx, my = (xs, ys) if self.normalize == 'l2' else (tx, ty)
-    with torch.random.fork_rng(devices=[self.device] if self.device.type == 'cuda' else []):
-        torch.manual_seed(c['seed'])
-        self.f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
-        self.g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
-    rng = np.random.default_rng(c['seed'])
     geo = c['metric'] == 'geodesic'
+    Gx = Gy = None
     if geo:
         Gx = torch.as_tensor(graph_distances(mx, c['k'], normalize=False), dtype=torch.float32, device=self.device)
         Gy = torch.as_tensor(graph_distances(my, c['k'], normalize=False), dtype=torch.float32, device=self.device)
-    opt = torch.optim.Adam(list(self.f.parameters()) + list(self.g.parameters()), lr=c['lr'])
-    nx, ny = xs.shape[0], ys.shape[0]
-    bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
-    hist = np.zeros((c['n_steps'], 3))
-    def dists(full, pts, G, idx):
+    def dists(pts, G, idx):
         D = G[idx][:, idx] if geo else torch.cdist(pts, pts)
         return rank_distances(D) if c['rank'] else D / D.max().clamp_min(1e-12)
-    self.f.train(); self.g.train()
+    # the selection set: all training samples when small enough, else a fixed random subset (unsupervised: GW loss only)
+    rs = np.random.default_rng(c['seed'])
+    sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=self.device)
+    sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=self.device)
+    Sx, Sy = dists(mx[sx], Gx, sx), dists(my[sy], Gy, sy)
+    best, runs = None, []
+    for r in range(c['n_restarts']):
+        f, g, hist = _fit_once(self, xs, ys, mx, my, Gx, Gy, dists, c['seed'] + r)
+        with torch.no_grad():
+            C = _sqdist(f(xs[sx]), g(ys[sy])).double()
+            P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), c['eps_end'], n_iter=200)
+            gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
+        runs.append(dict(restart=r, seed=c['seed'] + r, gw=gw))
+        if best is None or gw < best[0]: best = (gw, f, g, hist)
+    _, self.f, self.g, self.history_ = best
+    self.f.eval(); self.g.eval()
+    import pandas as pd
+    self.restarts_ = pd.DataFrame(runs)
+    return self
+
+def _fit_once(self, xs, ys, mx, my, Gx, Gy, dists, seed:int):
+    "One training run from the initialisation `seed`: (f, g, history (steps, 3): step, ε, GW loss of the batch)."
+    c = self.config
+    with torch.random.fork_rng(devices=[self.device] if self.device.type == 'cuda' else []):
+        torch.manual_seed(seed)
+        f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
+        g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.Adam(list(f.parameters()) + list(g.parameters()), lr=c['lr'])
+    nx, ny = xs.shape[0], ys.shape[0]
+    bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
+    full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
+    hist = np.zeros((c['n_steps'], 3))
+    every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
+    f.train(); g.train()
+    v = None
     for step in range(c['n_steps']):
-        ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=self.device)
-        iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=self.device)
-        xb, yb = xs[ix], ys[iy]
-        Dx, Dy = dists(mx, mx[ix], Gx if geo else None, ix), dists(my, my[iy], Gy if geo else None, iy)
-        C = _sqdist(self.f(xb), self.g(yb))
-        C = C / C.detach().mean().clamp_min(1e-12)
         eps = anneal_schedule(step, c['n_steps'], c['eps_start'], c['eps_end'], c['anneal'])
+        if step % every == 0:
+            ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=self.device)
+            iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=self.device)
+            xb, yb = xs[ix], ys[iy]
+            Dx, Dy = dists(mx[ix], Gx, ix), dists(my[iy], Gy, iy)
+            if c['spectral_reg'] > 0: Lx, Ly = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
+            if c['objective'] == 'fixed_point':
+                with torch.no_grad():
+                    C0 = _sqdist(f(xb), g(yb))
+                    P, v = _kernel_sinkhorn(C0 / C0.mean().clamp_min(1e-12), eps, v if full else None, c['sinkhorn_iter'])
+                    P = P.to(Dx.dtype)
+                    loss = gw_loss(P, Dx, Dy)
+                    G = _double_center(-2 * Dx @ P @ Dy)
+                    G = G / G.norm().clamp_min(1e-12)
+        C = _sqdist(f(xb), g(yb))
+        C = C / C.detach().mean().clamp_min(1e-12)
         if c['objective'] == 'direct':
             P = log_sinkhorn(C, eps, n_iter=c['sinkhorn_iter'])[0]
             loss = total = gw_loss(P, Dx, Dy)
         else:
-            with torch.no_grad():
-                P = log_sinkhorn(C.detach(), eps, n_iter=c['sinkhorn_iter'])[0]
-                loss = gw_loss(P, Dx, Dy)
-                G = _double_center(-2 * Dx @ P @ Dy)
-                G = G / G.norm().clamp_min(1e-12)
             Cc = _double_center(C)
             total = 1 - (Cc * G).sum() / Cc.norm().clamp_min(1e-12)
         if c['spectral_reg'] > 0:
-            Lx, Ly = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             total = total + c['spectral_reg'] * dirichlet_energy(C, Lx, Ly)
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
-        hist[step] = step, eps, loss.item()
-    self.f.eval(); self.g.eval()
-    self.history_ = hist
-    return self
+        hist[step] = step, eps, float(loss)
+    return f, g, hist
 
 LearnedGW.fit = _fit
+
 
 # %% ../nbs/14_latent_gw.ipynb #6ef3e83d
 def _embed(self, v, side:str, name:str):
@@ -523,9 +571,10 @@ SINGLECELL = dict( # dataset -> (loader name, SCOT's kNN k, SCOT's ε)
     snareseq=('load_snareseq', 110, 1e-3), scgem=('load_scgem', 35, 5e-3))
 
 def singlecell_defaults(dataset:str) -> dict:
-    "LearnedGW settings used on a single-cell dataset (rank objective on SCOT's geodesic distances)."
+    "LearnedGW settings used on a single-cell dataset (SCOT's geodesic distances, full batch, 3 restarts; see the text for why not ranks)."
     k = SINGLECELL[dataset][1]
-    return dict(normalize='l2', metric='geodesic', k=k, rank=True, n_steps=300, batch_size=256)
+    return dict(normalize='l2', metric='geodesic', k=k, rank=False, n_steps=300, plan_every=10, batch_size=4096,
+                eps_start=10.0, eps_end=0.05, anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
 
 def _load_pair(dataset:str, n:int|None, seed:int):
     from relrep_nb import data
@@ -535,15 +584,19 @@ def _load_pair(dataset:str, n:int|None, seed:int):
         i = np.sort(np.random.default_rng(seed).choice(len(x), n, replace=False)); x, y, ct = x[i], y[i], ct[i]
     return x.astype(np.float32), y.astype(np.float32), ct
 
-def learned_foscttm(x, y, seed:int=0, **kw) -> tuple[float, float, LearnedGW]:
-    "Fit a LearnedGW on (x, y[shuffled]) (pairing hidden), return (FOSCTTM of the common embeddings, seconds, model)."
+def learned_foscttm(x, y, seed:int=0, **kw) -> dict:
+    "Fit a LearnedGW on (x, y[shuffled]) (pairing hidden); FOSCTTM of the common embeddings and of the barycentric projection, seconds, model."
     from relrep_nb.metrics import foscttm
     perm = np.random.default_rng(10_000 + seed).permutation(len(y))
-    t0 = time.perf_counter()
+    t0 = time.perf_counter(); c0 = time.process_time()
     m = LearnedGW(seed=seed, **kw).fit(x, y[perm])
     ex, ey = m.embed_x(x), m.embed_y(y)
-    secs = time.perf_counter() - t0
-    return float(foscttm(ex, ey)), secs, m
+    # SCOT's read-out: x projected onto y's (L2-normalised) samples through the plan, compared with y
+    yn = y / np.maximum(np.linalg.norm(y, axis=1, keepdims=True), 1e-12)
+    xa = m.coupling(x, y).barycentric(yn)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    gw = float(m.restarts_.gw.min())
+    return dict(foscttm=float(foscttm(xa, yn)), foscttm_embedding=float(foscttm(ex, ey)), gw=gw, seconds=secs, cpu_seconds=cpu, model=m)
 
 def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
                           seeds=(0, 1, 2), # seeds of the learned solver (and of its shuffle)
@@ -558,27 +611,30 @@ def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
     x, y, _ = _load_pair(dataset, n, 0)
     rows = []
     for s in seeds:
-        f, secs, _ = learned_foscttm(x, y, s, **{**singlecell_defaults(dataset), **kw})
-        rows.append(dict(dataset=dataset, method='learned GW (rank)', seed=s, n=len(x), foscttm=f, seconds=secs))
+        r = learned_foscttm(x, y, s, **{**singlecell_defaults(dataset), **kw})
+        rows.append(dict(dataset=dataset, method='learned GW', seed=s, n=len(x), foscttm=r['foscttm'],
+                         foscttm_embedding=r['foscttm_embedding'], gw=r['gw'], seconds=r['seconds'], cpu_seconds=r['cpu_seconds']))
     if baseline:
         _, k, e = SINGLECELL[dataset]
-        t0 = time.perf_counter()
+        t0 = time.perf_counter(); c0 = time.process_time()
         r = scot_gw(x, y, k=min(k, len(x) - 1), epsilons=(e,), max_iter=scot_max_iter)
         rows.append(dict(dataset=dataset, method=f'entropic GW (POT, SCOT protocol, eps={e:g})', seed=0, n=len(x),
-                         foscttm=float(foscttm(r['x_aligned'], r['y'])), seconds=time.perf_counter() - t0))
+                         foscttm=float(foscttm(r['x_aligned'], r['y'])), gw=r['gw'], seconds=time.perf_counter() - t0,
+                         cpu_seconds=time.process_time() - c0))
     return pd.DataFrame(rows)
 
 # %% ../nbs/14_latent_gw.ipynb #16e43b3f
 def annealing_experiment(dataset:str='snareseq', n_init:int=20, n:int|None=None, **kw) -> "pd.DataFrame":
-    "Experiment 4: FOSCTTM over `n_init` random initialisations, with and without ε-annealing."
+    "Experiment 4: FOSCTTM over `n_init` random initialisations (one run each, no restarts), with and without ε-annealing."
     import pandas as pd
     x, y, _ = _load_pair(dataset, n, 0)
     base = {**singlecell_defaults(dataset), **kw}
     rows = []
     for anneal in (True, False):
         for s in range(n_init):
-            f, secs, _ = learned_foscttm(x, y, s, **{**base, 'anneal': base.get('anneal', 0.5) if anneal else 0.0})
-            rows.append(dict(annealing=anneal, seed=s, foscttm=f, seconds=secs))
+            r = learned_foscttm(x, y, s, **{**base, 'n_restarts': 1, 'anneal': base.get('anneal', 0.5) if anneal else 0.0})
+            rows.append(dict(annealing=anneal, seed=s, foscttm=r['foscttm'], foscttm_embedding=r['foscttm_embedding'],
+                             gw=r['gw'], seconds=r['seconds']))
     return pd.DataFrame(rows)
 
 # %% ../nbs/14_latent_gw.ipynb #65c5f15f
@@ -635,6 +691,7 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
                          pot_max:int=2000, # run POT's entropic GW only up to this n
                          pot_eps:float=5e-3, # ε of POT's entropic GW
                          emb=None, # (embeddings, labels) to use instead of `fmnist_embeddings(max(sizes))`
+                         n_iter:int=200, # maximum Sinkhorn iterations of the inductive coupling
                          **kw, # overrides of LearnedGW
                         ) -> "pd.DataFrame":
     "Experiment 1: X = image embeddings, Y = X under a random orthogonal map; inductive class accuracy, time and memory vs n."
@@ -653,10 +710,11 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
         for n in sizes:
             sel = rng.choice(len(X), n, replace=False) if n < len(X) else np.arange(len(X))
             t0 = time.perf_counter()
-            cp = m.coupling(X[sel], Y[sel])
+            cp = m.coupling(X[sel], Y[sel], n_iter=n_iter)
             acc = float((lab[sel][cp.match()] == lab[sel]).mean())
             rows.append(dict(seed=s, n=n, method='learned GW (inductive)', accuracy=acc, exact=float((cp.match() == np.arange(n)).mean()),
-                             seconds=time.perf_counter() - t0, fit_seconds=t_fit, peak_rss_mib=_peak_rss_mib()))
+                             seconds=time.perf_counter() - t0, fit_seconds=t_fit, sinkhorn_iterations=cp.n_iter,
+                             peak_rss_mib=_peak_rss_mib()))
             if n <= pot_max:
                 import ot
                 t0 = time.perf_counter()
@@ -696,17 +754,18 @@ def _gw_chapter(quick:bool=True):
     torch.set_num_threads(min(2, torch.get_num_threads()))
     tables, claims = {}, []
     sc = {}
-    for ds, n, seeds, steps in (('snareseq', 300 if quick else None, (0, 1) if quick else (0, 1, 2, 3, 4), 150 if quick else 300),
-                                ('scgem', None, (0, 1, 2), 150 if quick else 300)):
-        df = singlecell_experiment(ds, seeds=seeds, n=n, n_steps=steps, scot_max_iter=200 if quick else 1000)
+    # quick: full datasets, fewer seeds; POT's solver stopped after 50 outer iterations (on SNARE-seq its FOSCTTM
+    # is the same as after 1000, measured in the chapter)
+    for ds, seeds in (('snareseq', (0,) if quick else (0, 1, 2, 3, 4)), ('scgem', (0, 1, 2) if quick else (0, 1, 2, 3, 4))):
+        df = singlecell_experiment(ds, seeds=seeds, scot_max_iter=50 if quick else 1000)
         tables[f'exp5 {ds} FOSCTTM'] = df
         lr, bl = df[df.method.str.startswith('learned')], df[~df.method.str.startswith('learned')]
         sc[ds] = (lr.foscttm.mean(), lr.foscttm.std(), bl.foscttm.iloc[0])
         claims.append(Claim(f'{ds}_learned_vs_entropic', float(lr.foscttm.mean() - bl.foscttm.iloc[0]),
                             'learned below entropic GW (SCOT 0.1496 on SNARE-seq; bone marrow 0.069 vs 0.316)', lambda v: v < 0,
-                            f'mean learned FOSCTTM {lr.foscttm.mean():.3f} ± {lr.foscttm.std():.3f} ({len(lr)} seeds) minus '
+                            f'mean learned FOSCTTM (barycentric, SCOT read-out) {lr.foscttm.mean():.3f} ± {lr.foscttm.std():.3f} ({len(lr)} seeds) minus '
                             f'SCOT-protocol POT {bl.foscttm.iloc[0]:.3f}, {df.n.iloc[0]} cells', '< 0'))
-    an = annealing_experiment('scgem' if quick else 'snareseq', n_init=3 if quick else 20, n_steps=150 if quick else 300)
+    an = annealing_experiment('scgem' if quick else 'snareseq', n_init=5 if quick else 20)
     tables['exp4 annealing'] = an.groupby('annealing').foscttm.agg(['mean', 'std', 'min', 'max'])
     mw, mo = an[an.annealing].foscttm, an[~an.annealing].foscttm
     claims.append(Claim('annealing_stabilizes', float(mo.mean() - mw.mean()), 'annealing removes mismatch modes', lambda v: v > 0,
@@ -718,20 +777,27 @@ def _gw_chapter(quick:bool=True):
     claims.append(Claim('spectral_reg_improves', float(a1.mean() - a0.mean()), '+20% accuracy, lower variance', lambda v: v > 0,
                         f'class accuracy with - without (synthetic clustered isometric pairs, {len(a0)} datasets of n={200 if quick else 1000})', '> 0'))
     try:
-        sizes = (1000,) if quick else (1000, 2000, 5000, 10000, 45000)
-        ind = inductive_experiment(sizes=sizes, n_steps=200 if quick else 500)
+        sizes = (500,) if quick else (1000, 2000, 5000, 10000)
+        ind = inductive_experiment(sizes=sizes, n_steps=200 if quick else 500, pot_max=500 if quick else 2000)
         tables['exp1 inductive'] = ind
         lr = ind[ind.method.str.startswith('learned')]
         acc = float(lr[lr.n == lr.n.max()].accuracy.mean())
-        n_pot = int(math.sqrt(POT_MEMORY_LIMIT / pot_gw_bytes(1)))
-        ratio = float(lr.n.max() / n_pot)
     except (ImportError, FileNotFoundError, OSError) as e:
-        acc = ratio = float('nan'); tables['exp1 inductive'] = pd.DataFrame([dict(error=str(e))])
+        acc = float('nan'); tables['exp1 inductive'] = pd.DataFrame([dict(error=str(e))])
+    # scale: the inductive coupling past POT's memory limit, on synthetic 64-d clustered features (encoding tens of
+    # thousands of images is hours on 2 cores); 20 Sinkhorn iterations
+    n_big = 12_000 if quick else 45_000
+    xs_, _, ls_ = clustered_pair(n_big, d=64, n_clusters=10, noise=0., seed=0)
+    big = inductive_experiment(sizes=(n_big,), n_steps=200 if quick else 500, pot_max=0, emb=(xs_, ls_), n_iter=20)
+    tables['exp1 scale (synthetic)'] = big
+    n_pot = int(math.sqrt(POT_MEMORY_LIMIT / pot_gw_bytes(1)))
+    ratio = float(n_big / n_pot) if big.peak_rss_mib.max() < POT_MEMORY_LIMIT / 2**20 else float('nan')
     claims.append(Claim('isometric_inductive_accuracy', acc, '> 99%', lambda v: v >= 0.99,
                         'same-class accuracy of the inductive matches, Fashion-MNIST EfficientNet-Lite0 embeddings vs a random '
                         f'orthogonal map of them, trained on 200 unaligned samples, largest n', '>= 0.99'))
     claims.append(Claim('inductive_scales_past_pot', ratio, 'learned solver scales (45,000 per side), POT does not',
-                        lambda v: v > 1, 'largest n aligned by the learned solver / largest n whose dense entropic GW '
+                        lambda v: v > 1, f'n aligned by the learned solver within {POT_MEMORY_LIMIT / 2**30:.0f} GiB peak RSS (synthetic 64-d, '
+                        f'accuracy {big.accuracy.iloc[0]:.3f}) / largest n whose dense entropic GW '
                         f'(6 float64 n x n matrices) fits in {POT_MEMORY_LIMIT / 2**30:.0f} GiB', '> 1'))
     return dict(claims=claims, tables=tables)
 
