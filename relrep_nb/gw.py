@@ -749,6 +749,15 @@ POT_MEMORY_LIMIT = 4 * 2**30 # bytes: the peak-memory goal of the inductive alig
 
 def _gw_chapter(quick:bool=True):
     "Claims of the learned-GW chapter (reduced sizes when `quick`)."
+    # POT's Sinkhorn is memory-bound matrix-vector work: with one BLAS thread (threadpoolctl, when installed) SNARE-seq's
+    # 50 outer iterations took 27.6 s of CPU here; two BLAS threads on the shared 2-core machine spun for several times that
+    try:
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(1, user_api='blas'): return _gw_claims(quick)
+    except ImportError: return _gw_claims(quick)
+
+def _gw_claims(quick:bool):
+    "The body of `_gw_chapter`."
     import pandas as pd
     from relrep_nb.cli import Claim
     torch.set_num_threads(min(2, torch.get_num_threads()))
