@@ -751,16 +751,19 @@ def _gw_chapter(quick:bool=True):
     "Claims of the learned-GW chapter (reduced sizes when `quick`)."
     # POT's Sinkhorn is memory-bound matrix-vector work: with one BLAS thread (threadpoolctl, when installed) SNARE-seq's
     # 50 outer iterations took 27.6 s of CPU here; two BLAS threads on the shared 2-core machine spun for several times that
+    # torch likewise: one thread (the notebook's default run took 18 s of CPU at one thread, 217 s at two)
+    nt = torch.get_num_threads()
+    torch.set_num_threads(1)
     try:
-        from threadpoolctl import threadpool_limits
+        try: from threadpoolctl import threadpool_limits
+        except ImportError: return _gw_claims(quick)
         with threadpool_limits(1, user_api='blas'): return _gw_claims(quick)
-    except ImportError: return _gw_claims(quick)
+    finally: torch.set_num_threads(nt)
 
 def _gw_claims(quick:bool):
     "The body of `_gw_chapter`."
     import pandas as pd
     from relrep_nb.cli import Claim
-    torch.set_num_threads(min(2, torch.get_num_threads()))
     tables, claims = {}, []
     sc = {}
     # quick: full datasets, fewer seeds; POT's solver stopped after 50 outer iterations (on SNARE-seq its FOSCTTM
