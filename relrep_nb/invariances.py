@@ -5,7 +5,6 @@
 # %% ../nbs/11_invariances.ipynb #bfb0d455
 from __future__ import annotations
 import math, time
-from contextlib import contextmanager
 from typing import Sequence
 import numpy as np
 import pandas as pd
@@ -20,11 +19,12 @@ from .data import load_fortunes, load_fashion_mnist, load_mnist5k, FORTUNE_TOPIC
 from .encoders import get_encoder, cached_encode
 from .models import CNN, fit as fit_model, predict
 from .cli import Claim, register_chapter
+from .relreps import torch_threads  # one definition of the thread pinning, shared with the relreps chapter
 
 # %% auto #0
 __all__ = ['SPACES', 'AGGREGATIONS', 'INVARIANCES_SIZES', 'SWEEP_PAIR', 'ProductProjector', 'Aggregation', 'Concat', 'MLPSum',
            'SelfAttention', 'MLPSelfAttention', 'make_aggregation', 'ProductDecoder', 'freeze_except',
-           'freeze_except_blending', 'torch_threads', 'fit_decoder', 'accuracy', 'text_embeddings', 'vision_embeddings',
+           'freeze_except_blending', 'fit_decoder', 'accuracy', 'text_embeddings', 'vision_embeddings',
            'split_and_project', 'stitching_runs', 'mean_std', 'normalisation_selection', 'width_selection',
            'anchor_sweep', 'projection_cka', 'train_small_ae', 'cross_seed_pearson', 'reconstruction_stitching',
            'qkv_vs_head', 'planted_partition', 'train_gcn', 'karate_club', 'graph_stitching', 'invariances_experiments',
@@ -205,14 +205,6 @@ def freeze_except_blending(model:nn.Module) -> list: # a model containing `SelfA
     return freeze_except(model, params)
 
 # %% ../nbs/11_invariances.ipynb #00c1ae03
-@contextmanager
-def torch_threads(n:int|None):
-    "Run the block with `n` torch threads (None: unchanged), restoring the previous count."
-    old = torch.get_num_threads()
-    if n: torch.set_num_threads(n)
-    try: yield
-    finally: torch.set_num_threads(old)
-
 def fit_decoder(model:nn.Module, # a decoder taking (n, S, k) tensors
                 r:torch.Tensor, # (n, S, k) relative spaces of the training samples
                 y:torch.Tensor, # (n,) integer labels

@@ -503,10 +503,18 @@ class AnisotropicAE(torch.nn.Module):
         from relrep_nb.models import AE
         self.ae = AE(in_shape, latent_dim=latent_dim, hidden=hidden, seed=seed)
         self.register_buffer('M', anisotropic_map(latent_dim, condition, seed=10_000 + seed))
-    def encode(self, x): return self.ae.encode(x) @ self.M
-    def decode(self, z): return self.ae.decode(z)
-    def forward(self, x): return self.decode(self.encode(x)).reshape(x.shape)
-    def loss(self, x, *_): return F.mse_loss(self(x), x)
+    def encode(self, x):
+        "Latent codes (n, latent_dim): the AE's code mapped by the fixed anisotropic `M`."
+        return self.ae.encode(x) @ self.M
+    def decode(self, z):
+        "Reconstructions from latent codes (the decoder learns to undo `M`)."
+        return self.ae.decode(z)
+    def forward(self, x):
+        "Reconstruction of `x`, same shape."
+        return self.decode(self.encode(x)).reshape(x.shape)
+    def loss(self, x, *_):
+        "Reconstruction MSE (the objective `relrep_nb.models.fit` minimises)."
+        return F.mse_loss(self(x), x)
 
 # %% ../nbs/16_param_wip.ipynb #07f0192d
 STRESS_METHODS = ('Random-Cosine', 'Random-WIP', 'PARAM-WIP Multi')
@@ -639,6 +647,11 @@ def _stress_ratios(df) -> dict:
 
 def param_chapter(quick:bool=True):
     "PARAM-WIP chapter: zero-shot text/vision transfer, template-sentence retrieval, ablation and the anisotropic AE stress test."
+    from relrep_nb.relreps import torch_threads
+    with torch_threads(1): # small matrices: one thread is faster than two on a shared 2-core machine
+        return _param_chapter(quick)
+
+def _param_chapter(quick:bool):
     import pandas as pd
     from relrep_nb.cli import Claim
     seeds = (0, 1) if quick else tuple(range(6))
