@@ -35,7 +35,7 @@ def snareseq(args):
 
 def inductive(args):
     import torch
-    from relrep_nb.gw import LearnedGW, clustered_pair, fmnist_embeddings
+    from relrep_nb.gw import LearnedGW, clustered_pair, fmnist_embeddings, IMAGE_CANDIDATES
     torch.set_num_threads(args.threads)
     if args.features == 'fmnist': X, lab = fmnist_embeddings(args.n)
     else: X, _, lab = clustered_pair(args.n, d=args.d, n_clusters=10, noise=0., seed=0)
@@ -43,10 +43,12 @@ def inductive(args):
     Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
     Y = X @ Q
     rng = np.random.default_rng(0)
-    ix, iy = rng.choice(args.n, 200, replace=False), rng.choice(args.n, 200, replace=False)
+    ix = rng.choice(args.n, 200, replace=False)
+    iy = rng.permutation(ix) if args.pairs == 'shuffled' else rng.choice(args.n, 200, replace=False)
     base = peak_mib()
     t0 = time.perf_counter()
-    m = LearnedGW(n_steps=args.steps, batch_size=200, seed=0).fit(X[ix], Y[iy])
+    cfg = {} if args.config == 'default' else IMAGE_CANDIDATES[args.config]
+    m = LearnedGW(n_steps=args.steps, batch_size=200, seed=0, **cfg).fit(X[ix], Y[iy])
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     cp = m.coupling(X, Y, n_iter=args.iters, memory_budget=args.budget)
@@ -56,7 +58,7 @@ def inductive(args):
                align_seconds=t_align, sinkhorn_iterations=cp.n_iter, accuracy=float((lab[mt] == lab).mean()),
                exact=float((mt == np.arange(args.n)).mean()), peak_rss_mib=peak_mib(), peak_rss_before_fit_mib=base,
                pot_dense_gib=6 * 8 * args.n ** 2 / 2**30, goal='peak memory < 4 GiB at n = 45,000',
-               threads=args.threads)
+               threads=args.threads, config=args.config, pairs=args.pairs)
     res['goal_met'] = bool(res['peak_rss_mib'] < 4096 and args.n >= 45000)
     res['loadavg_1min_end'] = os.getloadavg()[0]
     return res
@@ -71,6 +73,8 @@ def main():
     b.add_argument('--features', choices=['synthetic', 'fmnist'], default='synthetic')
     b.add_argument('--d', type=int, default=64); b.add_argument('--steps', type=int, default=500)
     b.add_argument('--iters', type=int, default=20); b.add_argument('--budget', type=int, default=None)
+    b.add_argument('--config', default='linear (pca64)', help="a key of relrep_nb.gw.IMAGE_CANDIDATES, or 'default'")
+    b.add_argument('--pairs', choices=['shuffled', 'disjoint'], default='shuffled')
     for s in (a, b): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()
     res = snareseq(args) if args.part == 'snareseq' else inductive(args)

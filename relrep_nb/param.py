@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows
 from .metrics import mrr, recall_at_k
+from .models import AE
 
 # %% auto #0
 __all__ = ['LOSS_PRESETS', 'METHODS', 'TEXT_ENCODERS', 'TEXT_TOPICS', 'CHOSEN_HPARAMS', 'SENTENCE_SLOTS', 'SENTENCE_TEMPLATES',
@@ -492,29 +493,18 @@ def anisotropic_map(dim:int, # latent width
     return (q * s[None]).float()
 
 # %% ../nbs/16_param_wip.ipynb #c46197ec
-class AnisotropicAE(torch.nn.Module):
+class AnisotropicAE(AE):
     "An MLP auto-encoder trained with a fixed anisotropic map between encoder and decoder: `encode(x) = h(x) @ M`."
     def __init__(self, in_shape=(1, 28, 28), # shape of one input
                  latent_dim:int=16, # latent width
                  condition:float=1e3, # condition number of the fixed map (see `anisotropic_map`)
                  hidden=(256, 128), # hidden widths of the encoder (the decoder mirrors them)
                  seed:int=0): # seed of the weights and of the map
-        super().__init__()
-        from relrep_nb.models import AE
-        self.ae = AE(in_shape, latent_dim=latent_dim, hidden=hidden, seed=seed)
+        super().__init__(in_shape, latent_dim=latent_dim, hidden=hidden, seed=seed)
         self.register_buffer('M', anisotropic_map(latent_dim, condition, seed=10_000 + seed))
     def encode(self, x):
-        "Latent codes (n, latent_dim): the AE's code mapped by the fixed anisotropic `M`."
-        return self.ae.encode(x) @ self.M
-    def decode(self, z):
-        "Reconstructions from latent codes (the decoder learns to undo `M`)."
-        return self.ae.decode(z)
-    def forward(self, x):
-        "Reconstruction of `x`, same shape."
-        return self.decode(self.encode(x)).reshape(x.shape)
-    def loss(self, x, *_):
-        "Reconstruction MSE (the objective `relrep_nb.models.fit` minimises)."
-        return F.mse_loss(self(x), x)
+        "Latent codes (n, latent_dim): the AE's code mapped by the fixed anisotropic `M` (the decoder learns to undo it)."
+        return super().encode(x) @ self.M
 
 # %% ../nbs/16_param_wip.ipynb #07f0192d
 STRESS_METHODS = ('Random-Cosine', 'Random-WIP', 'PARAM-WIP Multi')
