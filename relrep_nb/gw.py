@@ -795,7 +795,7 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
                          emb=None, # (embeddings, labels) to use instead of `fmnist_embeddings(max(sizes))`
                          n_iter:int=200, # maximum Sinkhorn iterations of the inductive coupling
                          **kw, # overrides of every candidate's LearnedGW kwargs
-                        ) -> "pd.DataFrame": # one row per seed x n x method; .attrs['selection']: the candidates' held-out scores
+                        ) -> "pd.DataFrame": # one row per seed x n x method; .attrs['selection']: the candidates' held-out scores (records)
     "Experiment 1: X = image embeddings, Y = X under a random orthogonal map; inductive class accuracy, time and memory vs n."
     import pandas as pd
     if pairs not in ('shuffled', 'disjoint'): raise ValueError(f"`pairs` must be 'shuffled' or 'disjoint', got {pairs!r}")
@@ -830,7 +830,7 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
                                  exact=float((T.argmax(1) == np.arange(n)).mean()), seconds=time.perf_counter() - t0,
                                  fit_seconds=0.0, peak_rss_mib=_peak_rss_mib()))
     df = pd.DataFrame(rows)
-    df.attrs['selection'] = pd.concat(sel_tabs, ignore_index=True)
+    df.attrs['selection'] = pd.concat(sel_tabs, ignore_index=True).to_dict('records')   # plain records: pd.concat of results keeps working
     return df
 
 
