@@ -311,7 +311,7 @@ class LearnedGW:
                  dim:int=16, # width of the common space
                  hidden:int=128, # hidden width of f and g
                  n_layers:int=3, # linear layers of f and g
-                 metric:str='euclidean', # intra-domain distances: "euclidean" (of the preprocessed features, per batch) or "geodesic" (SCOT's kNN graph on the training set)
+                 metric:str='euclidean', # intra-domain distances: "euclidean" (raw features; L2-normalised rows for normalize="l2", principal coordinates for "pca") or "geodesic" (SCOT's kNN graph on the training set)
                  k:int=30, # kNN graph size for metric="geodesic" and for the spectral regulariser's graphs
                  rank:bool=False, # match distance ranks instead of distances (the single-cell objective)
                  normalize:str|None='standard', # preprocessing: "standard" (z-score, fitted), "pca" (per-side principal components, whitened for the networks, fitted), "l2" (rows), None
