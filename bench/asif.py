@@ -15,12 +15,18 @@ d = 512, k = 800; on a shared 2-core machine the defaults scale n and K down (pa
     python bench/asif.py                                  # n=2000, K=200k, d=512, k=800, 1 thread
     python bench/asif.py --n 100000 --K 1600000 --threads 2 --json bench/results/asif_full.json
 """
-import argparse, json, math, os, resource, subprocess, sys, time
+import argparse, json, math, os, subprocess, sys, time
 
 def rss_mb():
     with open('/proc/self/statm') as f: return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
 
-def peak_mb(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def reset_peak():
+    "Reset the kernel's peak-RSS mark (VmHWM) so that building the inputs does not count in the variant's peak."
+    with open('/proc/self/clear_refs', 'w') as f: f.write('5')
+
+def peak_mb():
+    with open('/proc/self/status') as f:
+        return next(int(l.split()[1]) for l in f if l.startswith('VmHWM')) / 1024
 
 def data(n, K, d, kind='random', seed=0):
     "Unit vectors: 'random' (uniform on the sphere) or 'clustered' (1000 Gaussian clusters, spread 0.5, on the sphere)."
@@ -37,12 +43,14 @@ def data(n, K, d, kind='random', seed=0):
 
 def one(variant, n, K, d, k, budget, threads, nprobes, out_ids=None, kind='random', nlist=None):
     import numpy as np, torch
+    from relrep_nb.asif import topk_inner
+    if variant.startswith('faiss'): import faiss; faiss.omp_set_num_threads(threads)
     torch.set_num_threads(threads)
     x, A = data(n, K, d, kind)
-    base = rss_mb()
+    import gc; gc.collect()
+    base = rss_mb(); reset_peak()
     res = dict(variant=variant, data=kind, n=n, K=K, d=d, k=k, threads=threads, budget_mb=budget / 2**20)
     if variant == 'exact':
-        from relrep_nb.asif import topk_inner
         t0 = time.perf_counter(); v, i = topk_inner(x, A, k, memory_budget=budget); res['seconds'] = time.perf_counter() - t0
         if out_ids: np.save(out_ids, i.numpy())
     elif variant == 'dense':
@@ -52,8 +60,6 @@ def one(variant, n, K, d, k, budget, threads, nprobes, out_ids=None, kind='rando
         res['seconds'] = time.perf_counter() - t0
         res['rows_per_block'] = rows
     else:
-        import faiss
-        faiss.omp_set_num_threads(threads)
         xa, Aa = x.numpy(), A.numpy()
         if variant == 'faiss-flat':
             t0 = time.perf_counter(); idx = faiss.IndexFlatIP(d); idx.add(Aa); D, I = idx.search(xa, k)
