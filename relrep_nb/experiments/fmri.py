@@ -3,7 +3,7 @@
 # %% auto #0
 __all__ = ['SIZES', 'PROTOCOL', 'DECODING_METHODS', 'load_subjects', 'rotate_subjects', 'representations', 'procrustes_to', 'invariance_experiment', 'decoding_experiment', 'windows_experiment', 'run', 'claims', 'fmri_tables']
 
-# %% ../../nbs/15_fmri.ipynb #e2918d02
+# %% ../../nbs/15_fmri.ipynb #5be2fcd2
 import time
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ except ImportError: # relrep_nb.claims (nbs/07_claims) not installed yet: a stan
             op, num = self.rule.split(); self.holds = bool(np.isfinite(self.value) and _OPS[op](self.value, float(num)))
     def register_chapter(name, run, claims, description='', sizes=None): return None
 
-# %% ../../nbs/15_fmri.ipynb #0f7101d9
+# %% ../../nbs/15_fmri.ipynb #6075de0b
 SIZES = {'quick': dict(n_subjects=8, seeds=(0, 1, 2)),
          'full': dict(n_subjects=36, seeds=(0, 1, 2, 3, 4))}
 PROTOCOL = dict(n_segments=10, n_test=6, n_anchors=80, width=20, n_components=20, srm_features=20,
@@ -40,7 +40,7 @@ def rotate_subjects(xs, kind:str='orthogonal', seed:int=0) -> list:
     "Give every subject its own random voxel basis (`random_basis`, seed `seed * 1000 + s`)."
     return [x @ random_basis(x.shape[1], kind, seed * 1000 + s) for s, x in enumerate(xs)]
 
-# %% ../../nbs/15_fmri.ipynb #afeb2e2a
+# %% ../../nbs/15_fmri.ipynb #fe4fadfc
 def _srm(xs, train, features, seed):
     try: from brainiak.funcalign.srm import SRM
     except Exception as e: # brainiak (and an MPI library: PyPI `mpich`) are the `fmri` extra
@@ -67,7 +67,7 @@ def procrustes_to(xa, xb, anchors) -> np.ndarray:
     "Subject b's features mapped into subject a's by orthogonal Procrustes fitted on the anchor TRs (hyperalignment)."
     return Translator('procrustes', std_scale='global').fit(xb[anchors], xa[anchors]).transform(xb)
 
-# %% ../../nbs/15_fmri.ipynb #36e5acd1
+# %% ../../nbs/15_fmri.ipynb #fbc3578f
 def _halves(xs, seed):
     gap = autocorr_lag([x[:150] for x in xs], PROTOCOL['autocorr_threshold'])
     train, test = np.arange(150), np.arange(150 + gap, len(xs[0]))
@@ -92,7 +92,7 @@ def invariance_experiment(xs, seeds=(0, 1, 2)) -> pd.DataFrame:
                                  chance=w[0]['chance'], n_pairs=len(acc), gap=gap))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #e4a54cb1
+# %% ../../nbs/15_fmri.ipynb #bdbda1cd
 DECODING_METHODS = ('absolute', 'relative', 'pca_relative', 'rsa', 'procrustes', 'srm', 'task_relative')
 
 def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Dat
                          for (a, b), v in zip(_pairs(S), null)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #05ba83bc
+# %% ../../nbs/15_fmri.ipynb #3562bdc0
 def _loo_rows(R, test, m, seed, gap, width):
     "Identification of every subject's windows against the mean of the other subjects' representations."
     S, rows = len(R), []
@@ -153,7 +153,7 @@ def windows_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Data
             rows += [dict(seed=seed, method=m, reference='one subject', a=a, b=b, gap=gap, **w) for (a, b), w in zip(_pairs(S), ws)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #bd91c9ec
+# %% ../../nbs/15_fmri.ipynb #e2958a32
 def run(size:str='quick') -> dict:
     "The chapter's experiments at `size` ('quick' or 'full'): {'invariance', 'decoding', 'windows'} tables."
     if size not in SIZES: raise ValueError(f"`size` must be one of {sorted(SIZES)}, got {size!r}")
@@ -191,7 +191,7 @@ def claims(results:dict) -> list:
 register_chapter('fmri', run, claims, sizes=SIZES,
                  description='Multi-subject fMRI (thesis ch. 9): subject-specific encoders in one relative space, hypertools data')
 
-# %% ../../nbs/15_fmri.ipynb #872ac9e0
+# %% ../../nbs/15_fmri.ipynb #10af3f29
 def fmri_tables(results:dict) -> dict:
     "Summaries of `run`'s tables: mean ± se of accuracy (and MRR) per setting."
     def agg(df, by, cols=('accuracy',)):
