@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import contextlib, math, os
+import contextlib, inspect, math, os
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'check_int',
-           'check_choice', 'torch_threads', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
+           'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
            'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows',
            'TensorState', 'RelativeProjector', 'relative_projection']
 
@@ -126,6 +126,28 @@ def torch_threads(n:int|None): # threads inside the block (torch and BLAS); None
         else:
             with threadpool_limits(limits=n): yield
     finally: torch.set_num_threads(before)
+
+# %% ../nbs/00_core.ipynb #01bf7f51
+def patch(f):
+    """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
+
+    >>> class A: pass
+    >>> @patch
+    ... def twice(self:A, v): return 2 * v
+    >>> A().twice(3), A.twice.__qualname__
+    (6, 'A.twice')
+    """
+    params = list(inspect.signature(f).parameters.values())
+    ann = params[0].annotation if params else inspect.Parameter.empty
+    if isinstance(ann, str):
+        import sys
+        ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
+        ns.update(f.__globals__)
+        ann = eval(ann, ns)
+    if not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
+    f.__qualname__ = f'{ann.__name__}.{f.__name__}'
+    setattr(ann, f.__name__, f)
+    return f
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
