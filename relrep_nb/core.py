@@ -144,7 +144,7 @@ def patch(f):
         ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
         ns.update(f.__globals__)
         ann = eval(ann, ns)
-    if not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
+    if ann is inspect.Parameter.empty or not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
     f.__qualname__ = f'{ann.__name__}.{f.__name__}'
     setattr(ann, f.__name__, f)
     return f
