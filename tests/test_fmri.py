@@ -64,3 +64,22 @@ def test_autocorr_lag_is_deterministic_and_bounded():
     x = np.random.default_rng(0).standard_normal((300, 5))
     assert autocorr_lag(x, 0.1) == 1
     with pytest.raises(ValueError, match='stays above'): autocorr_lag(np.cumsum(x, 0), 1e-3, max_lag=3)
+
+def test_estimator_protocol(tmp_path):
+    "SubjectRelative follows the package's estimator protocol (tests/test_estimators.py): params, save/load, no code from files."
+    import inspect, os, pickle
+    from relrep_nb.core import TensorState
+    xs, y = synthetic_subjects(n_subjects=2, n_timepoints=60, n_features=8, seed=0)
+    est = SubjectRelative('mlp', hidden=(8,), epochs=3)
+    assert isinstance(est, TensorState)
+    named = {k for k in inspect.signature(SubjectRelative.__init__).parameters if k != 'self'}
+    assert set(est.get_params()) == named and SubjectRelative(**est.get_params()).get_params() == est.get_params()
+    assert est.fit(xs, np.arange(0, 40, 4), y=y, train=np.arange(40)) is est
+    est.save(tmp_path / 'e.pt')
+    a, b = est.transform(xs), SubjectRelative.load(tmp_path / 'e.pt').transform(xs)
+    assert torch.equal(torch.as_tensor(a), torch.as_tensor(b))
+    class Evil:
+        def __reduce__(self): return (os.system, ('touch /tmp/relrep_nb_fmri_pwned',))
+    (tmp_path / 'evil.pt').write_bytes(pickle.dumps(Evil()))
+    with pytest.raises(ValueError): SubjectRelative.load(tmp_path / 'evil.pt')
+    assert not os.path.exists('/tmp/relrep_nb_fmri_pwned')
