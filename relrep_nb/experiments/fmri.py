@@ -2,10 +2,10 @@
 
 # %% auto #0
 __all__ = ['SIZES', 'PROTOCOL', 'DECODING_METHODS', 'load_subjects', 'rotate_subjects', 'srm_available', 'representations',
-           'procrustes_to', 'invariance_experiment', 'decoding_experiment', 'windows_experiment', 'run', 'claims',
-           'fmri_tables']
+           'procrustes_to', 'invariance_experiment', 'decoding_experiment', 'windows_experiment', 'seed_summary', 'run',
+           'claims', 'fmri_tables']
 
-# %% ../../nbs/15_fmri.ipynb #ab69dace
+# %% ../../nbs/15_fmri.ipynb #f39dba57
 import time, warnings
 import numpy as np
 import pandas as pd
@@ -17,7 +17,7 @@ from ..fmri import (check_subjects, segment_split, autocorr_lag, random_basis, S
                             pairwise_window_identification)
 from ..claims import Claim, register_chapter
 
-# %% ../../nbs/15_fmri.ipynb #db74b2d1
+# %% ../../nbs/15_fmri.ipynb #a79aded9
 SIZES = {'quick': dict(n_subjects=8, seeds=(0, 1, 2)),
          'full': dict(n_subjects=36, seeds=(0, 1, 2, 3, 4))}
 PROTOCOL = dict(n_segments=10, n_test=6, n_anchors=80, width=20, n_components=20, srm_features=20,
@@ -27,12 +27,12 @@ def load_subjects(n_subjects:int=36) -> np.ndarray: # (n_subjects, 300, 100) flo
     "The first `n_subjects` subjects of the hypertools fMRI data (`relrep_nb.data.load_fmri_hyperalignment`)."
     return load_fmri_hyperalignment()[:n_subjects]
 
-# %% ../../nbs/15_fmri.ipynb #f2059432
+# %% ../../nbs/15_fmri.ipynb #ab199356
 def rotate_subjects(xs, kind:str='orthogonal', seed:int=0) -> list:
     "Give every subject its own random voxel basis (`random_basis`, seed `seed * 1000 + s`)."
     return [x @ random_basis(x.shape[1], kind, seed * 1000 + s) for s, x in enumerate(xs)]
 
-# %% ../../nbs/15_fmri.ipynb #8da284cb
+# %% ../../nbs/15_fmri.ipynb #ecdf7708
 def _srm(xs, train, features, seed):
     try: from brainiak.funcalign.srm import SRM
     except Exception as e: # brainiak (and an MPI library: PyPI `mpich`) are the `fmri` extra
@@ -40,13 +40,13 @@ def _srm(xs, train, features, seed):
     m = SRM(n_iter=10, features=features, rand_seed=seed).fit([x[train].T.astype(np.float64) for x in xs])
     return np.stack([(x @ w).astype(np.float32) for x, w in zip(xs, m.w_)])
 
-# %% ../../nbs/15_fmri.ipynb #3e5306f6
+# %% ../../nbs/15_fmri.ipynb #5a1e961f
 def srm_available() -> bool:
     "Whether brainiak's SRM (with its MPI library) can be imported."
     try: from brainiak.funcalign.srm import SRM; return True
     except Exception: return False
 
-# %% ../../nbs/15_fmri.ipynb #77e9f4fe
+# %% ../../nbs/15_fmri.ipynb #59fed0e6
 def representations(method:str, xs, anchors, train, y=None, seed:int=0) -> np.ndarray:
     "(S, T, K) representation of every subject by `method`, fitted on its `train` TRs (anchors among them)."
     P = PROTOCOL
@@ -62,12 +62,12 @@ def representations(method:str, xs, anchors, train, y=None, seed:int=0) -> np.nd
     if method == 'srm': return _srm(xs, train, P['srm_features'], seed)
     raise ValueError(f"unknown method {method!r}")
 
-# %% ../../nbs/15_fmri.ipynb #1fcadd1c
+# %% ../../nbs/15_fmri.ipynb #566ef04d
 def procrustes_to(xa, xb, anchors) -> np.ndarray:
     "Subject b's features mapped into subject a's by orthogonal Procrustes fitted on the anchor TRs (hyperalignment)."
     return Translator('procrustes', std_scale='global').fit(xb[anchors], xa[anchors]).transform(xb)
 
-# %% ../../nbs/15_fmri.ipynb #12a69a85
+# %% ../../nbs/15_fmri.ipynb #268c807a
 def _halves(xs, seed):
     gap = autocorr_lag([x[:150] for x in xs], PROTOCOL['autocorr_threshold'])
     train, test = np.arange(150), np.arange(150 + gap, len(xs[0]))
@@ -88,11 +88,11 @@ def invariance_experiment(xs, seeds=(0, 1, 2)) -> pd.DataFrame:
                 w = pairwise_window_identification(R[:, test], PROTOCOL['width'], _pairs(len(xs)))
                 acc = np.array([v['accuracy'] for v in w])
                 rows.append(dict(seed=seed, basis=basis, representation=rep, accuracy=acc.mean(),
-                                 se=acc.std(ddof=1) / np.sqrt(len(acc)), mrr=np.mean([v['mrr'] for v in w]),
+                                 accuracy_se=acc.std(ddof=1) / np.sqrt(len(acc)), mrr=np.mean([v['mrr'] for v in w]),
                                  chance=w[0]['chance'], n_pairs=len(acc), gap=gap))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #ccbfd4bf
+# %% ../../nbs/15_fmri.ipynb #9d7a91bf
 DECODING_METHODS = ('absolute', 'relative', 'pca_relative', 'rsa', 'procrustes', 'srm', 'task_relative')
 
 def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Dat
                          for (a, b), v in zip(_pairs(S), null)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #f2ee143a
+# %% ../../nbs/15_fmri.ipynb #49925581
 def _loo_rows(R, test, m, seed, gap, width):
     "Identification of every subject's windows against the mean of the other subjects' representations."
     S, rows = len(R), []
@@ -153,7 +153,25 @@ def windows_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Data
             rows += [dict(seed=seed, method=m, reference='one subject', a=a, b=b, gap=gap, **w) for (a, b), w in zip(_pairs(S), ws)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #6ae30b35
+# %% ../../nbs/15_fmri.ipynb #0f8d1b87
+def seed_summary(cells:pd.DataFrame, # one row per seed x setting x pair, with `accuracy` (and `mrr`, `chance`)
+                 by:list, # the setting columns, e.g. ['method']
+                 reference:str|None=None, # a `method` to take paired differences against (per seed, over pairs)
+                ) -> pd.DataFrame: # one row per seed x setting; `.attrs['cells']` holds `cells`
+    "Mean and standard error over subject pairs, per seed and setting (plus paired differences to `reference`)."
+    keys = ['seed', *by]; g = cells.groupby(keys, sort=False)
+    cols = [c for c in ('accuracy', 'mrr') if c in cells]
+    out = pd.concat({**{c: g[c].mean() for c in cols}, **{f'{c}_se': g[c].sem() for c in cols}}, axis=1)
+    out = out.assign(chance=g.chance.first(), n_pairs=g.size(), gap=g.gap.first()).reset_index()
+    if reference is not None:
+        ref = cells[cells.method == reference].set_index(['seed', 'a', 'b']).accuracy
+        d = cells.assign(diff=cells.accuracy.values - ref.reindex(pd.MultiIndex.from_frame(cells[['seed', 'a', 'b']])).values)
+        gd = d.groupby(keys, sort=False)['diff']
+        out = out.merge(pd.concat({f'diff_vs_{reference}': gd.mean(), f'diff_vs_{reference}_se': gd.sem()}, axis=1).reset_index(), on=keys)
+    out.attrs['cells'] = cells
+    return out
+
+# %% ../../nbs/15_fmri.ipynb #6fc4d6cd
 def run(size:str='quick') -> dict:
     "The chapter's experiments at `size` ('quick' or 'full'): {'invariance', 'decoding', 'windows'} tables."
     if size not in SIZES: raise ValueError(f"`size` must be one of {sorted(SIZES)}, got {size!r}")
@@ -162,10 +180,13 @@ def run(size:str='quick') -> dict:
     if 'srm' not in methods: warnings.warn("SRM baseline skipped: brainiak with an MPI library is missing (pip install 'relrep_nb[fmri]')")
     for name, fn in (('invariance', invariance_experiment), ('decoding', decoding_experiment), ('windows', windows_experiment)):
         kw = {} if name == 'invariance' else dict(methods=methods)
-        t0 = time.perf_counter(); out[name] = fn(xs, seeds=cfg['seeds'], **kw); out[name].attrs['seconds'] = time.perf_counter() - t0
+        t0 = time.perf_counter(); cells = fn(xs, seeds=cfg['seeds'], **kw)
+        out[name] = (cells if name == 'invariance' else
+                     seed_summary(cells, ['method'], 'pca_relative') if name == 'decoding' else seed_summary(cells, ['reference', 'method']))
+        out[name].attrs['seconds'] = time.perf_counter() - t0
     return out
 
-# %% ../../nbs/15_fmri.ipynb #100e3251
+# %% ../../nbs/15_fmri.ipynb #c2e29f0b
 def claims(results:dict) -> list:
     "The fmri claims, computed from the tables of `run` only."
     inv, dec = results['invariance'], results['decoding']
@@ -174,11 +195,9 @@ def claims(results:dict) -> list:
     ratio = min(acc[s, 'orthogonal', 'relative'] / acc[s, 'none', 'relative'] for s in seeds)
     chance = inv.chance.iloc[0]
     broke = max(acc[s, 'orthogonal', 'absolute'] / chance for s in seeds)
-    piv = dec[dec.method.isin(['task_relative', 'pca_relative'])].pivot_table(index=['seed', 'a', 'b'], columns='method', values='accuracy')
-    d = piv['task_relative'] - piv['pca_relative']
-    se = d.std(ddof=1) / np.sqrt(len(d))
-    t = d.mean() / se if se > 0 else (0. if d.mean() == 0 else np.sign(d.mean()) * np.inf)
     ti = dec[dec.method == 'task_relative']
+    d, se = ti.diff_vs_pca_relative.mean(), np.sqrt((ti.diff_vs_pca_relative_se ** 2).sum()) / len(ti)  # seeds independent
+    t = d / se if se > 0 else (0. if d == 0 else np.sign(d) * np.inf)
     n = f"{len(seeds)} seeds, {inv.n_pairs.iloc[0]} ordered subject pairs"
     return [
         Claim('fmri_relative_invariant', float(ratio), '>= 0.99', 'relative spaces shared across voxel bases (thesis ch. 9, no number)',
@@ -186,24 +205,28 @@ def claims(results:dict) -> list:
         Claim('fmri_absolute_breaks', float(broke), '<= 2', '(same)',
               f'absolute window identification after the maps / chance, max over {n}'),
         Claim('fmri_task_informed_beats_pca', float(t), '>= 2', 'task-informed encoders give better relative spaces (thesis ch. 9)',
-              f'(task-informed MLP - PCA) relative zero-shot segment decoding, mean / se over {len(d)} seed x pair cells'),
+              f'(task-informed MLP - PCA) relative zero-shot segment decoding, paired over ordered pairs, mean over {len(ti)} seeds / se'),
         Claim('fmri_zero_shot_decoding', float(ti.accuracy.mean() / ti.chance.iloc[0]), '>= 2',
               'a decoder trained on one subject works on another (thesis ch. 9)',
-              f'task-informed relative zero-shot segment decoding accuracy / chance (1/{round(1 / ti.chance.iloc[0])}), {len(ti)} cells'),
+              f'task-informed relative zero-shot segment decoding accuracy / chance (1/{round(1 / ti.chance.iloc[0])}), '
+              f'mean over {len(ti)} seeds x {ti.n_pairs.iloc[0]} ordered pairs'),
     ]
 
-# %% ../../nbs/15_fmri.ipynb #d31cad88
+# %% ../../nbs/15_fmri.ipynb #09e1bb4f
 register_chapter('fmri', run, claims, sizes=SIZES,
                  description='Multi-subject fMRI (thesis ch. 9): subject-specific encoders in one relative space, hypertools data')
 
-# %% ../../nbs/15_fmri.ipynb #8b128df3
+# %% ../../nbs/15_fmri.ipynb #7c2a2d6f
 def fmri_tables(results:dict) -> dict:
-    "Summaries of `run`'s tables: mean ± se of accuracy (and MRR) per setting."
-    def agg(df, by, cols=('accuracy',)):
-        g = df.groupby(list(by), sort=False)
-        out = pd.concat({c: g[c].mean() for c in cols} | {f'{c}_se': g[c].sem() for c in cols}, axis=1)
-        return out.assign(chance=g.chance.first(), cells=g.size()).reset_index()
-    inv, dec, win = results['invariance'], results['decoding'], results['windows']
-    return {'invariance': agg(inv, ['basis', 'representation'], ('accuracy', 'mrr')),
-            'decoding': agg(dec, ['method']),
-            'windows': agg(win, ['reference', 'method'], ('accuracy', 'mrr'))}
+    "Summaries of `run`'s tables over seeds: mean accuracy (and MRR) ± se (seeds independent, se over pairs within each)."
+    def agg(df, by):
+        g = df.groupby(list(by), sort=False); n = g.size()
+        cols = {c: g[c].mean() for c in ('accuracy', 'mrr') if c in df}
+        cols |= {f'{c}_se': np.sqrt(g[f'{c}_se'].apply(lambda v: (v ** 2).sum())) / n for c in ('accuracy', 'mrr') if f'{c}_se' in df}
+        if 'diff_vs_pca_relative' in df:
+            cols |= {'diff_vs_pca': g.diff_vs_pca_relative.mean(),
+                     'diff_vs_pca_se': np.sqrt(g.diff_vs_pca_relative_se.apply(lambda v: (v ** 2).sum())) / n}
+        return pd.concat(cols, axis=1).assign(chance=g.chance.first(), seeds=n, pairs=g.n_pairs.first()).reset_index()
+    return {'invariance': agg(results['invariance'], ['basis', 'representation']),
+            'decoding': agg(results['decoding'], ['method']),
+            'windows': agg(results['windows'], ['reference', 'method'])}
