@@ -5,7 +5,7 @@ __all__ = ['SIZES', 'PROTOCOL', 'DECODING_METHODS', 'load_subjects', 'rotate_sub
            'procrustes_to', 'invariance_experiment', 'decoding_experiment', 'windows_experiment', 'seed_summary', 'run',
            'claims', 'fmri_tables']
 
-# %% ../../nbs/15_fmri.ipynb #f39dba57
+# %% ../../nbs/15_fmri.ipynb #c253b88f
 import time, warnings
 import numpy as np
 import pandas as pd
@@ -17,7 +17,7 @@ from ..fmri import (check_subjects, segment_split, autocorr_lag, random_basis, S
                             pairwise_window_identification)
 from ..claims import Claim, register_chapter
 
-# %% ../../nbs/15_fmri.ipynb #a79aded9
+# %% ../../nbs/15_fmri.ipynb #0b5c23b5
 SIZES = {'quick': dict(n_subjects=8, seeds=(0, 1, 2)),
          'full': dict(n_subjects=36, seeds=(0, 1, 2, 3, 4))}
 PROTOCOL = dict(n_segments=10, n_test=6, n_anchors=80, width=20, n_components=20, srm_features=20,
@@ -27,12 +27,12 @@ def load_subjects(n_subjects:int=36) -> np.ndarray: # (n_subjects, 300, 100) flo
     "The first `n_subjects` subjects of the hypertools fMRI data (`relrep_nb.data.load_fmri_hyperalignment`)."
     return load_fmri_hyperalignment()[:n_subjects]
 
-# %% ../../nbs/15_fmri.ipynb #ab199356
+# %% ../../nbs/15_fmri.ipynb #5c229162
 def rotate_subjects(xs, kind:str='orthogonal', seed:int=0) -> list:
     "Give every subject its own random voxel basis (`random_basis`, seed `seed * 1000 + s`)."
     return [x @ random_basis(x.shape[1], kind, seed * 1000 + s) for s, x in enumerate(xs)]
 
-# %% ../../nbs/15_fmri.ipynb #ecdf7708
+# %% ../../nbs/15_fmri.ipynb #f012e91b
 def _srm(xs, train, features, seed):
     try: from brainiak.funcalign.srm import SRM
     except Exception as e: # brainiak (and an MPI library: PyPI `mpich`) are the `fmri` extra
@@ -40,13 +40,13 @@ def _srm(xs, train, features, seed):
     m = SRM(n_iter=10, features=features, rand_seed=seed).fit([x[train].T.astype(np.float64) for x in xs])
     return np.stack([(x @ w).astype(np.float32) for x, w in zip(xs, m.w_)])
 
-# %% ../../nbs/15_fmri.ipynb #5a1e961f
+# %% ../../nbs/15_fmri.ipynb #463753a2
 def srm_available() -> bool:
     "Whether brainiak's SRM (with its MPI library) can be imported."
     try: from brainiak.funcalign.srm import SRM; return True
     except Exception: return False
 
-# %% ../../nbs/15_fmri.ipynb #59fed0e6
+# %% ../../nbs/15_fmri.ipynb #c507fd0f
 def representations(method:str, xs, anchors, train, y=None, seed:int=0) -> np.ndarray:
     "(S, T, K) representation of every subject by `method`, fitted on its `train` TRs (anchors among them)."
     P = PROTOCOL
@@ -62,12 +62,12 @@ def representations(method:str, xs, anchors, train, y=None, seed:int=0) -> np.nd
     if method == 'srm': return _srm(xs, train, P['srm_features'], seed)
     raise ValueError(f"unknown method {method!r}")
 
-# %% ../../nbs/15_fmri.ipynb #566ef04d
+# %% ../../nbs/15_fmri.ipynb #4b14be55
 def procrustes_to(xa, xb, anchors) -> np.ndarray:
     "Subject b's features mapped into subject a's by orthogonal Procrustes fitted on the anchor TRs (hyperalignment)."
     return Translator('procrustes', std_scale='global').fit(xb[anchors], xa[anchors]).transform(xb)
 
-# %% ../../nbs/15_fmri.ipynb #268c807a
+# %% ../../nbs/15_fmri.ipynb #3a7fd873
 def _halves(xs, seed):
     gap = autocorr_lag([x[:150] for x in xs], PROTOCOL['autocorr_threshold'])
     train, test = np.arange(150), np.arange(150 + gap, len(xs[0]))
@@ -92,7 +92,7 @@ def invariance_experiment(xs, seeds=(0, 1, 2)) -> pd.DataFrame:
                                  chance=w[0]['chance'], n_pairs=len(acc), gap=gap))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #9d7a91bf
+# %% ../../nbs/15_fmri.ipynb #20d92a83
 DECODING_METHODS = ('absolute', 'relative', 'pca_relative', 'rsa', 'procrustes', 'srm', 'task_relative')
 
 def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def decoding_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Dat
                          for (a, b), v in zip(_pairs(S), null)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #49925581
+# %% ../../nbs/15_fmri.ipynb #3b92db63
 def _loo_rows(R, test, m, seed, gap, width):
     "Identification of every subject's windows against the mean of the other subjects' representations."
     S, rows = len(R), []
@@ -153,7 +153,7 @@ def windows_experiment(xs, seeds=(0, 1, 2), methods=DECODING_METHODS) -> pd.Data
             rows += [dict(seed=seed, method=m, reference='one subject', a=a, b=b, gap=gap, **w) for (a, b), w in zip(_pairs(S), ws)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/15_fmri.ipynb #0f8d1b87
+# %% ../../nbs/15_fmri.ipynb #9f8368cd
 def seed_summary(cells:pd.DataFrame, # one row per seed x setting x pair, with `accuracy` (and `mrr`, `chance`)
                  by:list, # the setting columns, e.g. ['method']
                  reference:str|None=None, # a `method` to take paired differences against (per seed, over pairs)
@@ -171,7 +171,7 @@ def seed_summary(cells:pd.DataFrame, # one row per seed x setting x pair, with `
     out.attrs['cells'] = cells
     return out
 
-# %% ../../nbs/15_fmri.ipynb #6fc4d6cd
+# %% ../../nbs/15_fmri.ipynb #1447c9e4
 def run(size:str='quick') -> dict:
     "The chapter's experiments at `size` ('quick' or 'full'): {'invariance', 'decoding', 'windows'} tables."
     if size not in SIZES: raise ValueError(f"`size` must be one of {sorted(SIZES)}, got {size!r}")
@@ -186,7 +186,7 @@ def run(size:str='quick') -> dict:
         out[name].attrs['seconds'] = time.perf_counter() - t0
     return out
 
-# %% ../../nbs/15_fmri.ipynb #c2e29f0b
+# %% ../../nbs/15_fmri.ipynb #f591e45e
 def claims(results:dict) -> list:
     "The fmri claims, computed from the tables of `run` only."
     inv, dec = results['invariance'], results['decoding']
@@ -212,11 +212,11 @@ def claims(results:dict) -> list:
               f'mean over {len(ti)} seeds x {ti.n_pairs.iloc[0]} ordered pairs'),
     ]
 
-# %% ../../nbs/15_fmri.ipynb #09e1bb4f
+# %% ../../nbs/15_fmri.ipynb #4a247417
 register_chapter('fmri', run, claims, sizes=SIZES,
                  description='Multi-subject fMRI (thesis ch. 9): subject-specific encoders in one relative space, hypertools data')
 
-# %% ../../nbs/15_fmri.ipynb #7c2a2d6f
+# %% ../../nbs/15_fmri.ipynb #6d125994
 def fmri_tables(results:dict) -> dict:
     "Summaries of `run`'s tables over seeds: mean accuracy (and MRR) ± se (seeds independent, se over pairs within each)."
     def agg(df, by):
