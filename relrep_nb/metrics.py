@@ -150,7 +150,7 @@ def paired_cosine(x, # (n, d) first set
                   reduction:str|None='mean'): # "mean" (a float) or None (per-row cosines)
     "Mean cosine similarity between `x[i]` and `y[i]`; zero-norm rows score 0."
     tx, ty, was_numpy = _pair(x, y)
-    c = (tx * ty).sum(1) / (tx.norm(dim=1) * ty.norm(dim=1)).clamp_min(1e-12)
+    c = (_normalize(tx) * _normalize(ty)).sum(1)      # overflow-safe; zero rows stay zero
     return _reduce(c, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #a196fe46
