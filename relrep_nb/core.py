@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import contextlib, copy, hashlib, inspect, io, math, os, struct
+import contextlib, copy, functools, hashlib, inspect, io, math, os, struct
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
@@ -171,6 +171,8 @@ def register_similarity(name:str, fn:Callable|None=None, *, fit:Callable|None=No
     "Register `fn(x, anchors, **kw)` as similarity `name`; usable as a decorator."
     def _reg(f):
         if not isinstance(name, str) or not name: raise ValueError(f"`name` must be a non-empty string, got {name!r}")
+        if not callable(f): raise TypeError(f"similarity {name!r}: `fn` must be callable, got {type(f).__name__}")
+        if fit is not None and not callable(fit): raise TypeError(f"similarity {name!r}: `fit` must be callable or None")
         if name in SIMILARITIES and not overwrite:
             raise ValueError(f"similarity {name!r} is already registered; pass overwrite=True to replace it")
         SIMILARITIES[name] = Similarity(name, f, fit, invariances)
@@ -180,36 +182,62 @@ def register_similarity(name:str, fn:Callable|None=None, *, fit:Callable|None=No
 # %% ../nbs/00_core.ipynb #2a6aeedd
 _EPS = 1e-12
 
-def _normalize(t): return t / t.norm(dim=-1, keepdim=True).clamp_min(_EPS)
+def _normalize(t):
+    "Rows scaled to unit norm (zero rows stay zero); rows whose norm overflows are first divided by their largest entry."
+    n = t.norm(dim=-1, keepdim=True)
+    if not bool(torch.isfinite(n).all()):
+        t = t / t.abs().amax(-1, keepdim=True).clamp_min(_EPS); n = t.norm(dim=-1, keepdim=True)
+    return t / n.clamp_min(_EPS)
 
+# %% ../nbs/00_core.ipynb #76f3477d
+def _low_precision(f):
+    "Run a distance in float32 for float16/bfloat16 input (CPU kernels lack them) and cast the result back."
+    def g(x, anchors, **kw):
+        if x.dtype in (torch.float16, torch.bfloat16): return f(x.float(), anchors.float(), **kw).to(x.dtype)
+        return f(x, anchors, **kw)
+    return functools.update_wrapper(g, f)
+
+# %% ../nbs/00_core.ipynb #4fa0f322
 @register_similarity('cosine', invariances='rotations, reflections, isotropic rescaling')
 def cosine_sim(x, anchors, **_):
     "Cosine similarity; a zero-norm row (sample or anchor) scores 0 against everything."
     return _normalize(x) @ _normalize(anchors).T
 
+# %% ../nbs/00_core.ipynb #74299666
 @register_similarity('inner', invariances='orthogonal maps (x and anchors transformed together)')
 def inner_sim(x, anchors, **_):
     "Plain inner product."
     return x @ anchors.T
 
+# %% ../nbs/00_core.ipynb #2e015d97
 @register_similarity('angular', invariances='rotations, reflections, isotropic rescaling')
 def angular_sim(x, anchors, **_):
     "Angular similarity `1 - angle/pi` in [0, 1]; zero-norm rows score 1/2 (angle pi/2)."
     return 1 - torch.arccos(cosine_sim(x, anchors).clamp(-1, 1)) / math.pi
 
+# %% ../nbs/00_core.ipynb #08f1ea3f
 @register_similarity('euclidean', invariances='rotations, reflections, translations')
+@_low_precision
 def euclidean_sim(x, anchors, **_):
     "Negated Euclidean distance (exact differences for d <= 32, else the Gram form centred at the anchors' mean)."
     if x.shape[-1] <= 32: return -torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist')
     c = anchors.mean(0)
-    return -torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist')
+    r = -torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist')
+    if not bool(torch.isfinite(r).all()):    # squared norms overflowed: distances scale linearly, so rescale
+        s = max(float((x - c).abs().max()), float((anchors - c).abs().max()), _EPS)
+        r = -torch.cdist((x - c) / s, (anchors - c) / s, p=2, compute_mode='use_mm_for_euclid_dist') * s
+    return r
 
+# %% ../nbs/00_core.ipynb #2d4fef99
 @register_similarity('l1', invariances='coordinate permutations and sign flips, translations')
+@_low_precision
 def l1_sim(x, anchors, **_):
     "Negated L1 (Manhattan) distance."
     return -torch.cdist(x, anchors, p=1)
 
+# %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
+@_low_precision
 def linf_sim(x, anchors, **_):
     "Negated L-infinity (Chebyshev) distance."
     return -torch.cdist(x, anchors, p=float('inf'))
@@ -244,7 +272,16 @@ def wip_sim(x, anchors, *, mean, whitener, **_):
 register_similarity('wip', wip_sim, fit=fit_whitening, invariances='invertible affine maps (at shrinkage=eps=0)')
 
 # %% ../nbs/00_core.ipynb #0361f2e9
-DEFAULT_MEMORY_BUDGET = int(os.environ.get('RELREP_NB_MEMORY_BUDGET', 512 * 2**20))
+def _env_budget(default:int=512 * 2**20) -> int:
+    "The memory budget from `RELREP_NB_MEMORY_BUDGET` (bytes), with an error that names the variable."
+    v = os.environ.get('RELREP_NB_MEMORY_BUDGET')
+    if v is None or not v.strip(): return default
+    try: b = int(float(v))
+    except ValueError: b = 0
+    if b <= 0: raise ValueError(f"environment variable RELREP_NB_MEMORY_BUDGET must be a positive number of bytes, got {v!r}")
+    return b
+
+DEFAULT_MEMORY_BUDGET = _env_budget()
 
 def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
     "Rows per chunk so that `rows * row_bytes` stays within `memory_budget` (at least 1)."
@@ -413,7 +450,11 @@ def _post(self:RelativeProjector, r):
 
 @patch
 def _scores(self:RelativeProjector, t):
-    return self.sim.fn(self._pre(t), self.anchors_, **self.stats_, **self.fn_kw_)
+    s = self.sim.fn(self._pre(t), self.anchors_, **self.stats_, **self.fn_kw_)
+    if not bool(torch.isfinite(s).all()):    # an O(n k) check, small next to the O(n k d) similarity
+        raise ValueError(f"similarity {self.sim.name!r} overflowed {t.dtype} (largest |x| entry {float(t.abs().max()):.3g}): "
+                         f"rescale the data or use float64")
+    return s
 
 # %% ../nbs/00_core.ipynb #f0c7de7c
 @patch

