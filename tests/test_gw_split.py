@@ -1,0 +1,66 @@
+"""The learned-GW method module after the method/experiments split: estimator protocol, safe save/load, cheap import."""
+import inspect, os, pickle, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pytest
+import torch
+from relrep_nb.gw import LearnedGW, clustered_pair
+
+ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.fixture(scope='module')
+def fitted():
+    x, y, _ = clustered_pair(80, d=6, seed=0)
+    return LearnedGW(n_steps=5, n_restarts=2, seed=1).fit(x, y[:, :4]), x, y[:, :4]
+
+class _Payload:
+    "Unpickling this object calls `open(path, 'w')`: a stand-in for code a crafted file would run."
+    def __init__(self, path): self.path = str(path)
+    def __reduce__(self): return (open, (self.path, 'w'))
+
+def test_fit_returns_self_and_params_are_init_args():
+    x, y, _ = clustered_pair(40, d=3, seed=0)
+    m = LearnedGW(dim=4, n_steps=2)
+    assert not [k for k in vars(m) if k.endswith('_')]
+    assert m.fit(x, y) is m
+    init = [p for p in inspect.signature(LearnedGW.__init__).parameters if p != 'self']
+    assert list(m.get_params()) == init
+    assert all(getattr(m, p) == v for p, v in m.get_params().items())
+
+def test_methods_are_defined_on_the_class():
+    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'get_params'):
+        assert getattr(LearnedGW, name).__qualname__ == f'LearnedGW.{name}', name
+
+def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
+    m, x, y = fitted
+    m.save(tmp_path / 'gw.pt')
+    m2 = LearnedGW.load(tmp_path / 'gw.pt')
+    assert torch.equal(torch.as_tensor(m2.embed_x(x)), torch.as_tensor(m.embed_x(x)))
+    assert torch.equal(torch.as_tensor(m2.embed_y(y)), torch.as_tensor(m.embed_y(y)))
+    assert m2.get_params() == m.get_params() and m2.restarts_ == m.restarts_ and m2.gw_ == m.gw_
+    np.testing.assert_array_equal(m2.history_, m.history_)
+    sd = torch.load(tmp_path / 'gw.pt', weights_only=True)        # the file itself is weights-only loadable
+    assert all(type(v) in (int, float, bool, str, type(None)) for v in sd['config'].values())
+
+@pytest.mark.parametrize('writer', ['torch', 'pickle'])
+def test_load_refuses_a_malicious_file(tmp_path, writer):
+    target = tmp_path / 'pwned'
+    evil = dict(config={}, tensors={}, payload=_Payload(target))
+    path = tmp_path / 'evil.pt'
+    if writer == 'torch': torch.save(evil, path)
+    else: path.write_bytes(pickle.dumps(evil))
+    with pytest.raises(pickle.UnpicklingError):
+        LearnedGW.load(path)
+    assert not target.exists()                                      # the payload never ran
+
+def test_load_refuses_a_foreign_weights_file(tmp_path):
+    torch.save(dict(config={}, tensors={}), tmp_path / 'other.pt')
+    with pytest.raises(ValueError, match='not a LearnedGW file'):
+        LearnedGW.load(tmp_path / 'other.pt')
+
+def test_method_module_import_is_cheap():
+    code = ("import sys, relrep_nb.gw; print([m for m in ('pandas', 'matplotlib', 'transformers', 'networkx', 'ot', 'anndata', "
+            "'relrep_nb.data', 'relrep_nb.encoders', 'relrep_nb.claims', 'relrep_nb.experiments') if m in sys.modules])")
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, check=True).stdout.strip()
+    assert out == '[]', out
