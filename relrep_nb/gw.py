@@ -101,7 +101,7 @@ def knn_laplacian(D:torch.Tensor, # (n, n) distances
     dinv = W.sum(1).clamp_min(1).rsqrt()
     return torch.eye(n, dtype=D.dtype, device=D.device) - dinv[:, None] * W * dinv[None, :]
 
-# %% ../nbs/14_latent_gw.ipynb #7c2df25d
+# %% ../nbs/14_latent_gw.ipynb #f6e83e7e
 def dirichlet_energy(C:torch.Tensor, # (n, m) cost between the two sides
                      Lx:torch.Tensor, # (n, n) graph Laplacian of the first side
                      Ly:torch.Tensor, # (m, m) graph Laplacian of the second side
@@ -171,7 +171,7 @@ def clustered_pair(n:int=1000, # samples per side
     y = x @ Q + noise * x.std() * torch.randn(n, d, generator=g)
     return x.numpy(), y.numpy(), lab.numpy()
 
-# %% ../nbs/14_latent_gw.ipynb #5f3de194
+# %% ../nbs/14_latent_gw.ipynb #8806a379
 def _import_ot():
     "POT, imported where a baseline needs it."
     try: import ot
@@ -216,7 +216,7 @@ def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first 
     if best is None: raise RuntimeError(f"POT's entropic GW diverged for every ε in {list(epsilons)}; try larger values")
     return (*best, rows)
 
-# %% ../nbs/14_latent_gw.ipynb #a313bc63
+# %% ../nbs/14_latent_gw.ipynb #25ded01a
 def scot_gw(x, # (n, dx) first domain
             y, # (m, dy) second domain (unpaired; may have another size)
             k:int|tuple=30, # kNN graph size (one int or (k_x, k_y)); SCOT used 110 on SNARE-seq, 35 on scGEM
@@ -279,7 +279,7 @@ def _kernel_sinkhorn(C:torch.Tensor, eps:float, v:torch.Tensor|None=None, n_iter
         v = (1 / m) / (K.T @ u).clamp_min(1e-300)
     return u[:, None] * K * v[None, :], v
 
-# %% ../nbs/14_latent_gw.ipynb #72f3f00a
+# %% ../nbs/14_latent_gw.ipynb #5754b31b
 def anneal_schedule(step:int, # current optimisation step
                     n_steps:int, # total steps
                     eps_start:float, # ε at step 0
@@ -359,7 +359,7 @@ class Coupling:
 
     def __repr__(self): return f"Coupling({self.shape[0]}x{self.shape[1]}, eps={self.eps:g}, iterations={self.n_iter})"
 
-# %% ../nbs/14_latent_gw.ipynb #d289a17b
+# %% ../nbs/14_latent_gw.ipynb #86ab9a67
 @patch
 def dense(self:Coupling):
     """The (n, m) plan as one matrix; refuses when it exceeds the memory budget.
@@ -382,7 +382,7 @@ def __array__(self:Coupling, dtype=None, copy=None):
     P = P.detach().cpu().numpy() if isinstance(P, torch.Tensor) else P
     return P if dtype is None else P.astype(dtype)
 
-# %% ../nbs/14_latent_gw.ipynb #cd08aaa7
+# %% ../nbs/14_latent_gw.ipynb #abe1e571
 @patch
 def match(self:Coupling):
     "For each row of the first side, the index of its heaviest partner in the plan (n,)."
@@ -403,7 +403,7 @@ def barycentric(self:Coupling, target=None): # (m, d) values attached to the sec
     r = self._rows()
     return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
 
-# %% ../nbs/14_latent_gw.ipynb #124c6de7
+# %% ../nbs/14_latent_gw.ipynb #8443151d
 def _check_params(m):
     "Validate the parameters `LearnedGW.__init__` stored: a clear error at construction rather than deep inside `fit`."
     check_choice(m.metric, 'metric', ('euclidean', 'geodesic'))
@@ -458,7 +458,7 @@ class LearnedGW(TensorState):
         self.objective, self.spectral_reg, self.lr, self.seed, self.device = objective, spectral_reg, lr, seed, device
         _check_params(self)
 
-# %% ../nbs/14_latent_gw.ipynb #030393fe
+# %% ../nbs/14_latent_gw.ipynb #7f5fe374
 @patch
 def get_params(self:LearnedGW) -> dict:
     """The `__init__` parameters and their values, by name (what `save` writes, without `device`).
@@ -508,7 +508,7 @@ def _in_dim(self:LearnedGW, side:str) -> int:
     "Input width of f (side 'x') or g ('y') after preprocessing."
     return self.stats_[f'pcs_{side}'].shape[0] if self.normalize == 'pca' else self.stats_[f'd{side}']
 
-# %% ../nbs/14_latent_gw.ipynb #d19520df
+# %% ../nbs/14_latent_gw.ipynb #392cc1eb
 def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
     "Top-`k` principal axes (k, d) of `t` and the standard deviation of each kept coordinate (k,)."
     c = (t - t.mean(0)).double()
@@ -544,7 +544,7 @@ def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:b
     D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
-# %% ../nbs/14_latent_gw.ipynb #8ed67173
+# %% ../nbs/14_latent_gw.ipynb #16d0bdd9
 def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
     "At the current plan: the double-centred GW gradient, normalised (the fixed-point target), the GW loss, the Sinkhorn scaling."
     with torch.no_grad():
@@ -604,7 +604,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
         hist[step] = step, eps, float(loss if direct is None else direct)
     return f, g, hist
 
-# %% ../nbs/14_latent_gw.ipynb #b699b3ab
+# %% ../nbs/14_latent_gw.ipynb #b6b23182
 @patch
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
@@ -802,7 +802,7 @@ def _get_rep(ad, use_rep, name:str) -> np.ndarray:
         raise ValueError(f"`{name}` representation {use_rep or 'X'} has shape {X.shape}: expected (n_obs, >= 1 features)")
     return X.astype(np.float32)
 
-# %% ../nbs/14_latent_gw.ipynb #405feafc
+# %% ../nbs/14_latent_gw.ipynb #097dd8a4
 def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)
