@@ -48,7 +48,7 @@ def test_load_refuses_a_malicious_file(tmp_path, writer):
     evil = dict(config={}, tensors={}, payload=_Payload(target))
     path = tmp_path / 'evil.pt'
     if writer == 'torch': torch.save(evil, path)
-    else: path.write_bytes(pickle.dumps(evil))
+    else: path.write_bytes(pickle.dumps(evil, protocol=2))
     with pytest.raises(pickle.UnpicklingError):
         LearnedGW.load(path)
     assert not target.exists()                                      # the payload never ran
