@@ -389,6 +389,7 @@ def match(self:Coupling):
     r = self._rows()
     return self._out(torch.cat([self._logp(i, i + r).argmax(1) for i in range(0, self.shape[0], r)]))
 
+# %% ../nbs/14_latent_gw.ipynb #8443151d
 @patch
 def barycentric(self:Coupling, target=None): # (m, d) values attached to the second side; `ey` when None
     """Barycentric projection of the first side: row-normalised plan times `target`, (n, d), block by block.
@@ -403,7 +404,7 @@ def barycentric(self:Coupling, target=None): # (m, d) values attached to the sec
     r = self._rows()
     return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
 
-# %% ../nbs/14_latent_gw.ipynb #8443151d
+# %% ../nbs/14_latent_gw.ipynb #7f5fe374
 def _check_params(m):
     "Validate the parameters `LearnedGW.__init__` stored: a clear error at construction rather than deep inside `fit`."
     check_choice(m.metric, 'metric', ('euclidean', 'geodesic'))
@@ -458,7 +459,7 @@ class LearnedGW(TensorState):
         self.objective, self.spectral_reg, self.lr, self.seed, self.device = objective, spectral_reg, lr, seed, device
         _check_params(self)
 
-# %% ../nbs/14_latent_gw.ipynb #7f5fe374
+# %% ../nbs/14_latent_gw.ipynb #392cc1eb
 @patch
 def get_params(self:LearnedGW) -> dict:
     """The `__init__` parameters and their values, by name (what `save` writes, without `device`).
@@ -508,7 +509,7 @@ def _in_dim(self:LearnedGW, side:str) -> int:
     "Input width of f (side 'x') or g ('y') after preprocessing."
     return self.stats_[f'pcs_{side}'].shape[0] if self.normalize == 'pca' else self.stats_[f'd{side}']
 
-# %% ../nbs/14_latent_gw.ipynb #392cc1eb
+# %% ../nbs/14_latent_gw.ipynb #16d0bdd9
 def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
     "Top-`k` principal axes (k, d) of `t` and the standard deviation of each kept coordinate (k,)."
     c = (t - t.mean(0)).double()
@@ -544,7 +545,7 @@ def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:b
     D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
-# %% ../nbs/14_latent_gw.ipynb #16d0bdd9
+# %% ../nbs/14_latent_gw.ipynb #b6b23182
 def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
     "At the current plan: the double-centred GW gradient, normalised (the fixed-point target), the GW loss, the Sinkhorn scaling."
     with torch.no_grad():
@@ -604,7 +605,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
         hist[step] = step, eps, float(loss if direct is None else direct)
     return f, g, hist
 
-# %% ../nbs/14_latent_gw.ipynb #b6b23182
+# %% ../nbs/14_latent_gw.ipynb #ef03aad7
 @patch
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
@@ -663,6 +664,7 @@ def embed_x(self:LearnedGW, x): # (n, dx) samples of the first domain (new ones 
     """
     return self._embed(x, 'x', 'x')
 
+# %% ../nbs/14_latent_gw.ipynb #097dd8a4
 @patch
 def embed_y(self:LearnedGW, y): # (m, dy) samples of the second domain
     """Common-space embedding g(y), (m, dim).
@@ -722,6 +724,7 @@ def _load_extra(self:LearnedGW, sd:dict):
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
 
+# %% ../nbs/14_latent_gw.ipynb #e490145f
 @patch
 def to(self:LearnedGW, device) -> LearnedGW:
     "Move f, g and the preprocessing statistics to `device` (explicitly: inputs are never moved between devices)."
@@ -802,7 +805,7 @@ def _get_rep(ad, use_rep, name:str) -> np.ndarray:
         raise ValueError(f"`{name}` representation {use_rep or 'X'} has shape {X.shape}: expected (n_obs, >= 1 features)")
     return X.astype(np.float32)
 
-# %% ../nbs/14_latent_gw.ipynb #097dd8a4
+# %% ../nbs/14_latent_gw.ipynb #37fa7bd2
 def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)

@@ -28,7 +28,7 @@ def test_fit_returns_self_and_params_are_init_args():
     assert all(getattr(m, p) == v for p, v in m.get_params().items())
 
 def test_methods_are_defined_on_the_class():
-    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'get_params'):
+    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'get_params', 'to'):
         assert getattr(LearnedGW, name).__qualname__ == f'LearnedGW.{name}', name
 
 def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
@@ -64,3 +64,9 @@ def test_method_module_import_is_cheap():
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, check=True).stdout.strip()
     assert out == '[]', out
+
+def test_to_moves_weights_and_statistics(fitted):
+    m, x, _ = fitted
+    before = m.embed_x(x)
+    assert m.to('cpu') is m and m.device == 'cpu' and m.stats_['mean_x'].device.type == 'cpu'
+    np.testing.assert_array_equal(m.embed_x(x), before)

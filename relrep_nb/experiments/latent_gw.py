@@ -37,7 +37,7 @@ def _load_pair(dataset:str, n:int|None, seed:int):
         i = np.sort(np.random.default_rng(seed).choice(len(x), n, replace=False)); x, y, ct = x[i], y[i], ct[i]
     return x.astype(np.float32), y.astype(np.float32), ct
 
-# %% ../../nbs/14_latent_gw.ipynb #e490145f
+# %% ../../nbs/14_latent_gw.ipynb #ba51ce92
 def learned_foscttm(x, y, seed:int=0, **kw) -> dict:
     "Fit a LearnedGW on (x, y[shuffled]) (pairing hidden); FOSCTTM of the common embeddings and of the barycentric projection, seconds, model."
     perm = np.random.default_rng(10_000 + seed).permutation(len(y))
@@ -51,7 +51,7 @@ def learned_foscttm(x, y, seed:int=0, **kw) -> dict:
     return dict(foscttm=float(foscttm(xa, yn)), foscttm_embedding=float(foscttm(ex, ey)), gw=float(m.gw_), seconds=secs,
                 cpu_seconds=cpu, model=m)
 
-# %% ../../nbs/14_latent_gw.ipynb #37fa7bd2
+# %% ../../nbs/14_latent_gw.ipynb #4ff53e75
 def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
                           seeds=(0, 1, 2), # seeds of the learned solver (and of its shuffle)
                           n:int|None=None, # subsample this many cells (both modalities, same cells); None: all
@@ -132,7 +132,7 @@ def fmnist_embeddings(n:int, # number of Fashion-MNIST training images (the firs
         out.append(np.asarray(cached_encode(enc, im, progress=False)))
     return np.concatenate(out).astype(np.float32), lab[:n]
 
-# %% ../../nbs/14_latent_gw.ipynb #ce2f265c
+# %% ../../nbs/14_latent_gw.ipynb #183887db
 POT_MEMORY_LIMIT = 4 * 2**30 # bytes: the peak-memory goal of the inductive alignment, used to say where POT stops fitting
 
 def _peak_rss_mib() -> float:
@@ -143,7 +143,7 @@ def pot_gw_bytes(n:int) -> int:
     "Memory POT's dense entropic GW needs at n per side: ~6 float64 n x n matrices (two distance matrices, plan, tensors)."
     return 6 * 8 * n * n
 
-# %% ../../nbs/14_latent_gw.ipynb #4ff53e75
+# %% ../../nbs/14_latent_gw.ipynb #aa8b447a
 IMAGE_CANDIDATES = { # configurations `select_config` chooses among on image embeddings (name -> LearnedGW kwargs)
     'mlp3 (z-score)': dict(eps_end=0.01),
     'mlp3 (pca32)': dict(normalize='pca', n_components=32, eps_end=0.01),
@@ -174,7 +174,7 @@ def _pot_row(X, Y, lab, idx, seed:int, pot_eps) -> dict:
                 exact=float((T.argmax(1) == np.arange(n)).mean()), seconds=time.perf_counter() - t0, fit_seconds=0.0,
                 peak_rss_mib=_peak_rss_mib())
 
-# %% ../../nbs/14_latent_gw.ipynb #183887db
+# %% ../../nbs/14_latent_gw.ipynb #ecc4e477
 def _inductive_seed(X, lab, s:int, sizes, n_train:int, n_val:int, pairs:str, cands:dict, pot_max:int, pot_eps,
                     n_iter:int, test_pool:str) -> tuple[list, list]:
     "One seed of `inductive_experiment`: (result rows, the candidates' selection records)."
@@ -198,7 +198,7 @@ def _inductive_seed(X, lab, s:int, sizes, n_train:int, n_val:int, pairs:str, can
         if n <= pot_max: rows.append(_pot_row(X, Y, lab, idx, s, pot_eps))
     return rows, sel
 
-# %% ../../nbs/14_latent_gw.ipynb #8230fb81
+# %% ../../nbs/14_latent_gw.ipynb #4a874412
 def inductive_experiment(sizes=(1000,), # numbers of samples per side for the inductive alignment
                          n_train:int=200, # unaligned samples per side for training
                          n_steps:int=500, # training iterations
@@ -250,7 +250,7 @@ def nonisometric_experiment(n:int=1000, # images (the first n of the training sp
                      accuracy=float((lab[T.argmax(1)] == lab).mean())))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/14_latent_gw.ipynb #ecc4e477
+# %% ../../nbs/14_latent_gw.ipynb #cd2a303d
 SIZES = { # what `run` does at each size
     'quick': dict(singlecell={'snareseq': (0,), 'scgem': (0, 1, 2)}, scot_max_iter=50,
                   annealing=dict(dataset='scgem', n_init=5), spectral=dict(n_datasets=3, n=200, n_steps=150),
@@ -291,7 +291,7 @@ def run(size:str='quick', # a key of `SIZES`
     return dict(singlecell=sc, annealing=annealing_experiment(**z['annealing']), spectral=spectral_experiment(**z['spectral']),
                 **_run_inductive(z))
 
-# %% ../../nbs/14_latent_gw.ipynb #4a874412
+# %% ../../nbs/14_latent_gw.ipynb #519a21c3
 def _nan_claim(name:str, rule:str, paper:str, what:str, table) -> Claim:
     "The claim `name` when its table has no usable rows: value NaN (does not hold)."
     return Claim(name, float('nan'), rule, paper=paper, what=f'{what}: not measured ({len(table)} rows)')
@@ -322,7 +322,7 @@ def _spectral_claim(sp:pd.DataFrame) -> Claim:
                  what=f'class accuracy with - without the normalised Dirichlet term (noisy 10-cluster isometric pairs, {len(a0)} '
                       f'datasets of n={sp.n.iloc[0]}; std {a1.std():.3f} with, {a0.std():.3f} without)')
 
-# %% ../../nbs/14_latent_gw.ipynb #b37f4acd
+# %% ../../nbs/14_latent_gw.ipynb #f18b4c62
 def _isometric_claim(ind:pd.DataFrame) -> Claim:
     "Same-class accuracy of the learned inductive matches at the largest n."
     lr = ind[ind.method.str.startswith('learned')] if 'method' in ind else ind.iloc[:0]
