@@ -461,16 +461,8 @@ class LearnedGW(TensorState):
 
 # %% ../nbs/14_latent_gw.ipynb #392cc1eb
 @patch
-def get_params(self:LearnedGW) -> dict:
-    """The `__init__` parameters and their values, by name (what `save` writes, without `device`).
-
-    >>> LearnedGW(dim=8).get_params()['dim'], len(LearnedGW().get_params())
-    (8, 21)
-    """
-    return {k: getattr(self, k) for k in inspect.signature(type(self).__init__).parameters if k != 'self'}
-
-@patch
 def __repr__(self:LearnedGW):
+    "`LearnedGW(unfitted, ...)` or `LearnedGW(fitted dx->dim<-dy, ...)`."
     state = 'unfitted' if getattr(self, 'f_', None) is None else f"fitted {self.stats_['dx']}->{self.dim}<-{self.stats_['dy']}"
     return f"LearnedGW({state}, rank={self.rank}, metric={self.metric!r}, spectral_reg={self.spectral_reg})"
 
@@ -698,19 +690,19 @@ def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training
     return Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray))
 
 # %% ../nbs/14_latent_gw.ipynb #5d5c1bb5
-def _plain(v):
-    "numpy scalars as the Python scalars `torch.load(weights_only=True)` accepts."
-    return v.item() if isinstance(v, np.generic) else v
-
 @patch
 def state_dict(self:LearnedGW) -> dict:
-    "What `save` writes: the parameters (plain Python types), preprocessing statistics, weights of f and g, training record."
+    """What `save` writes (`relrep_nb.core.save_state`: plain values and tensors only): parameters, preprocessing statistics, weights of f and g, training record.
+
+    >>> x, y, _ = clustered_pair(30, d=3, seed=0)
+    >>> sorted(LearnedGW(n_steps=1).fit(x, y).state_dict())
+    ['config', 'f', 'g', 'gw', 'history', 'restarts', 'selected', 'stats', 'tensors']
+    """
     _check_fitted(self)
-    return dict(config={k: _plain(v) for k, v in self.get_params().items() if k != 'device'}, tensors={},
-                stats={k: v.detach().cpu() if isinstance(v, torch.Tensor) else _plain(v) for k, v in self.stats_.items()},
-                f=self.f_.state_dict(), g=self.g_.state_dict(), history=torch.as_tensor(self.history_),
-                restarts=[{k: _plain(v) for k, v in r.items()} for r in self.restarts_], gw=float(self.gw_),
-                selected=getattr(self, 'selected_', None))
+    return dict(config={k: v for k, v in self.get_params().items() if k != 'device'}, tensors={},
+                stats={k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()},
+                f=dict(self.f_.state_dict()), g=dict(self.g_.state_dict()), history=torch.as_tensor(self.history_),
+                restarts=self.restarts_, gw=float(self.gw_), selected=getattr(self, 'selected_', None))
 
 @patch
 def _load_extra(self:LearnedGW, sd:dict):

@@ -1,9 +1,10 @@
 """The learned-GW method module after the method/experiments split: estimator protocol, safe save/load, cheap import."""
-import inspect, os, pickle, subprocess, sys
+import hashlib, inspect, io, os, pickle, struct, subprocess, sys
 from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from relrep_nb.core import RelativeProjector, load_state, save_state, _MAGIC, _FORMAT
 from relrep_nb.gw import LearnedGW, clustered_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ def test_fit_returns_self_and_params_are_init_args():
     assert all(getattr(m, p) == v for p, v in m.get_params().items())
 
 def test_methods_are_defined_on_the_class():
-    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'get_params', 'to'):
+    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'to'):
         assert getattr(LearnedGW, name).__qualname__ == f'LearnedGW.{name}', name
 
 def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
@@ -39,24 +40,32 @@ def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
     assert torch.equal(torch.as_tensor(m2.embed_y(y)), torch.as_tensor(m.embed_y(y)))
     assert m2.get_params() == m.get_params() and m2.restarts_ == m.restarts_ and m2.gw_ == m.gw_
     np.testing.assert_array_equal(m2.history_, m.history_)
-    sd = torch.load(tmp_path / 'gw.pt', weights_only=True)        # the file itself is weights-only loadable
+    sd = load_state(tmp_path / 'gw.pt', 'LearnedGW')                # the file is a weights-only state
     assert all(type(v) in (int, float, bool, str, type(None)) for v in sd['config'].values())
 
-@pytest.mark.parametrize('writer', ['torch', 'pickle'])
+def _wrapped(body:bytes) -> bytes:
+    "`body` behind relrep_nb's header and a valid checksum: only the weights-only unpickler stands in the way."
+    return _MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body
+
+@pytest.mark.parametrize('writer', ['torch', 'pickle', 'torch-unwrapped'])
 def test_load_refuses_a_malicious_file(tmp_path, writer):
     target = tmp_path / 'pwned'
-    evil = dict(config={}, tensors={}, payload=_Payload(target))
+    evil = dict(kind='LearnedGW', state=dict(config={}, tensors={}, payload=_Payload(target)))
+    buf = io.BytesIO(); torch.save(evil, buf)
+    body = buf.getvalue() if writer.startswith('torch') else pickle.dumps(evil, protocol=2)
     path = tmp_path / 'evil.pt'
-    if writer == 'torch': torch.save(evil, path)
-    else: path.write_bytes(pickle.dumps(evil, protocol=2))
-    with pytest.raises(pickle.UnpicklingError):
+    path.write_bytes(body if writer == 'torch-unwrapped' else _wrapped(body))
+    with pytest.raises(ValueError, match='not a relrep_nb file' if writer == 'torch-unwrapped' else 'could not be read safely'):
         LearnedGW.load(path)
     assert not target.exists()                                      # the payload never ran
 
-def test_load_refuses_a_foreign_weights_file(tmp_path):
-    torch.save(dict(config={}, tensors={}), tmp_path / 'other.pt')
+def test_load_refuses_foreign_files(tmp_path):
+    save_state(dict(config={}, tensors={}), tmp_path / 'empty.pt', 'LearnedGW')
     with pytest.raises(ValueError, match='not a LearnedGW file'):
-        LearnedGW.load(tmp_path / 'other.pt')
+        LearnedGW.load(tmp_path / 'empty.pt')
+    RelativeProjector().fit(np.eye(3)).save(tmp_path / 'rp.pt')
+    with pytest.raises(ValueError, match='not a LearnedGW'):
+        LearnedGW.load(tmp_path / 'rp.pt')
 
 def test_method_module_import_is_cheap():
     code = ("import sys, relrep_nb.gw; print([m for m in ('pandas', 'matplotlib', 'transformers', 'networkx', 'ot', 'anndata', "
