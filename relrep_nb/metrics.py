@@ -6,11 +6,12 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize
+import torch.nn.functional as F
+from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize, check_int
 
 # %% auto #0
 __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'paired_cosine', 'cka', 'similarity_pearson',
-           'stitching_index']
+           'stitching_index', 'weighted_f1', 'macro_f1', 'linear_probe']
 
 # %% ../nbs/02_metrics.ipynb #d05eabcf
 def _pair(x, y, same_width:bool=True, min_rows:int=1):
@@ -38,21 +39,33 @@ def _reduce(v:torch.Tensor, reduction, was_numpy:bool):
     raise ValueError(f"`reduction` must be 'mean' or None, got {reduction!r}")
 
 # %% ../nbs/02_metrics.ipynb #cb34503c
-def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
-                y, # (n, d) candidates, in the same space as `x`
-                similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
-                memory_budget:int|None=None): # bytes of intermediates per block of queries
-    "Rank (1 = best) of `y[i]` among all rows of `y` for query `x[i]`; ties count in favour of the match."
+def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None):
+    "Per query `x[i]`: candidates of `y` strictly more similar than `y[i]` (g) and tied with it (t, itself excluded)."
     tx, ty, was_numpy = _pair(x, y)
     n = tx.shape[0]
     score = _scorer(similarity, ty, rank_only=True)
     rows = chunk_rows(n, tx.element_size() * (3 * n + tx.shape[1]), memory_budget)
-    ranks = torch.empty(n, dtype=torch.long, device=tx.device)
+    g = torch.empty(n, dtype=torch.float64, device=tx.device); t = torch.empty_like(g)
     for i in range(0, n, rows):
         s = score(tx[i:i + rows])
         own = s.gather(1, torch.arange(i, i + s.shape[0], device=s.device)[:, None])
-        ranks[i:i + rows] = (s > own).view(torch.uint8).sum(1, dtype=torch.int32) + 1   # uint8 sums: faster than bool
-    return to_like(ranks, was_numpy)
+        # scores within a few ulps of the match's are ties: identical candidates can round differently (cancellation in the dot product)
+        tol = 16 * torch.finfo(s.dtype).eps * (1 + s.abs().amax(1, keepdim=True))
+        g[i:i + rows] = (s > own + tol).view(torch.uint8).sum(1, dtype=torch.int32)   # uint8 sums: faster than bool
+        t[i:i + rows] = ((s - own).abs() <= tol).view(torch.uint8).sum(1, dtype=torch.int32) - 1
+    return g, t, was_numpy
+
+def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
+                y, # (n, d) candidates, in the same space as `x`
+                similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
+                memory_budget:int|None=None): # bytes of intermediates per block of queries
+    """Rank (1 = best) of `y[i]` among all rows of `y` for query `x[i]`: expected rank under random tie-breaking.
+
+    >>> match_ranks(np.eye(3), np.eye(3)).tolist(), match_ranks(np.ones((3, 2)), np.ones((3, 2))).tolist()
+    ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+    """
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    return to_like(1 + g + t / 2, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #f7570d5d
 def mrr(x, # (n, d) queries: row i's true match is row i of `y`
@@ -61,13 +74,16 @@ def mrr(x, # (n, d) queries: row i's true match is row i of `y`
         similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable
         reduction:str|None='mean', # "mean" (a float) or None (per-query reciprocal ranks)
         memory_budget:int|None=None): # bytes of intermediates per block of queries
-    "Mean reciprocal rank of the true match `y[i]` when ranking all rows of `y` against `x[i]`."
+    "Mean reciprocal rank of the true match `y[i]` when ranking all rows of `y` against `x[i]` (ties: random order, in expectation)."
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ValueError(f"`k` must be a positive integer or None, got {k!r}")
-    r = torch.as_tensor(match_ranks(x, y, similarity, memory_budget))
-    rr = 1.0 / r.to(torch.float64)
-    if k is not None: rr = torch.where(r <= k, rr, torch.zeros_like(rr))
-    return _reduce(rr, reduction, isinstance(x, np.ndarray))
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    # the mean of 1/r over the tied positions r = g+1 ... g+t+1 (cut at k): a difference of harmonic numbers
+    top = g + t + 1 if k is None else torch.clamp(g + t + 1, max=k)
+    h = lambda m: torch.digamma(m + 1)
+    rr = torch.where(top > g, (h(top) - h(g)) / (t + 1), torch.zeros_like(g))
+    rr = torch.where((t == 0) & (top > g), 1 / (g + 1), rr)          # no tie: exactly 1/rank
+    return _reduce(rr, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #1200198f
 def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
@@ -79,8 +95,8 @@ def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
     "Fraction of queries `x[i]` whose true match `y[i]` is among the `k` most similar rows of `y`."
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"`k` must be a positive integer, got {k!r}")
-    r = torch.as_tensor(match_ranks(x, y, similarity, memory_budget))
-    return _reduce((r <= k).to(torch.float64), reduction, isinstance(x, np.ndarray))
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    return _reduce(((k - g) / (t + 1)).clamp(0, 1), reduction, was_numpy)   # P(rank <= k) over random tie orders
 
 # %% ../nbs/02_metrics.ipynb #bfec1eb4
 def foscttm(x, # (n, d) first domain, aligned to `y`: row i's true match is row i of `y`
@@ -91,16 +107,16 @@ def foscttm(x, # (n, d) first domain, aligned to `y`: row i's true match is row 
     "Fraction of samples closer than the true match, /(n-1), averaged over samples and both directions."
     tx, ty, was_numpy = _pair(x, y, min_rows=2)
     n = tx.shape[0]
-    rxy = torch.as_tensor(match_ranks(tx, ty, similarity, memory_budget))
-    ryx = torch.as_tensor(match_ranks(ty, tx, similarity, memory_budget))
+    rxy = match_ranks(tx, ty, similarity, memory_budget)     # ties count half: the expected rank
+    ryx = match_ranks(ty, tx, similarity, memory_budget)
     f = ((rxy - 1) + (ryx - 1)).to(torch.float64) / (2 * (n - 1))
     return _reduce(f, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #d5230a43
-def _knn_block(score, q:torch.Tensor, start:int, k:int) -> torch.Tensor:
-    "Indices of the `k` highest-scoring rows for each query of a block starting at row `start`, self excluded."
+def _knn_block(score, q:torch.Tensor, own:torch.Tensor, k:int) -> torch.Tensor:
+    "Indices of the `k` highest-scoring candidates for each query of a block, the query itself (`own`) excluded."
     s = score(q)
-    s.scatter_(1, torch.arange(start, start + q.shape[0], device=s.device)[:, None], float('-inf'))
+    s.scatter_(1, own[:, None], float('-inf'))
     return s.topk(k, dim=1).indices
 
 def jaccard_at_k(x, # (n, d1) first space
@@ -114,11 +130,16 @@ def jaccard_at_k(x, # (n, d1) first space
     n = tx.shape[0]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
         raise ValueError(f"`k` must be an integer in [1, n-1] = [1, {n - 1}], got {k!r}")
-    sx, sy = _scorer(similarity, tx, rank_only=True), _scorer(similarity, ty, rank_only=True)
+    # candidates in a seeded random order, independent per space: tied neighbours are drawn at random, so
+    # two collapsed spaces share no more neighbours than chance (topk alone would return the same indices)
+    gen = torch.Generator().manual_seed(0)
+    px, py = torch.randperm(n, generator=gen).to(tx.device), torch.randperm(n, generator=gen).to(tx.device)
+    ix, iy = torch.argsort(px), torch.argsort(py)
+    sx, sy = _scorer(similarity, tx[px], rank_only=True), _scorer(similarity, ty[py], rank_only=True)
     rows = chunk_rows(n, tx.element_size() * (3 * n + 2 * k * k), memory_budget)
     out = torch.empty(n, dtype=torch.float64, device=tx.device)
     for i in range(0, n, rows):
-        nx, ny = _knn_block(sx, tx[i:i + rows], i, k), _knn_block(sy, ty[i:i + rows], i, k)
+        nx, ny = px[_knn_block(sx, tx[i:i + rows], ix[i:i + rows], k)], py[_knn_block(sy, ty[i:i + rows], iy[i:i + rows], k)]
         inter = (nx[:, :, None] == ny[:, None, :]).any(2).sum(1).to(torch.float64)
         out[i:i + rows] = inter / (2 * k - inter)
     return _reduce(out, reduction, was_numpy)
@@ -129,7 +150,7 @@ def paired_cosine(x, # (n, d) first set
                   reduction:str|None='mean'): # "mean" (a float) or None (per-row cosines)
     "Mean cosine similarity between `x[i]` and `y[i]`; zero-norm rows score 0."
     tx, ty, was_numpy = _pair(x, y)
-    c = (tx * ty).sum(1) / (tx.norm(dim=1) * ty.norm(dim=1)).clamp_min(1e-12)
+    c = (_normalize(tx) * _normalize(ty)).sum(1)      # overflow-safe; zero rows stay zero
     return _reduce(c, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #a196fe46
@@ -251,3 +272,69 @@ def stitching_index(stitched, # performance of the stitched model(s): a number, 
     r = a / b
     if scalar: return float(r)
     return r if torch_in else r.numpy()
+
+# %% ../nbs/02_metrics.ipynb #133bbfad
+def _labels(y_true, y_pred) -> tuple[torch.Tensor, torch.Tensor]:
+    "Two validated 1-d integer label tensors of equal, non-zero length."
+    t = torch.as_tensor(np.asarray(y_true) if not isinstance(y_true, torch.Tensor) else y_true).flatten()
+    p = torch.as_tensor(np.asarray(y_pred) if not isinstance(y_pred, torch.Tensor) else y_pred).flatten().to(t.device)
+    if t.shape != p.shape: raise ValueError(f"`y_true` and `y_pred` must have the same length, got {len(t)} and {len(p)}")
+    if len(t) == 0: raise ValueError("`y_true` is empty")
+    if t.is_floating_point() or p.is_floating_point() or t.is_complex() or p.is_complex() or t.min() < 0 or p.min() < 0:
+        raise TypeError(f"labels must be non-negative integers, got dtypes {t.dtype} and {p.dtype}")
+    return t.long(), p.long()
+
+def _f1_per_class(t, p) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Per-class F1, support and presence mask (classes seen in `t` or `p`)."
+    c = int(max(t.max(), p.max())) + 1
+    cm = torch.bincount(t * c + p, minlength=c * c).reshape(c, c).double()
+    denom = cm.sum(0) + cm.sum(1)                      # 2 tp + fp + fn
+    present = denom > 0
+    return 2 * cm.diagonal() / denom.clamp_min(1), cm.sum(1), present
+
+# %% ../nbs/02_metrics.ipynb #f1c8083d
+def weighted_f1(y_true, # (n,) integer labels: torch tensor, numpy array or list
+                y_pred, # (n,) predicted labels
+               ) -> float:
+    """F1 per class averaged with the class frequencies of `y_true` as weights (scikit-learn's `average='weighted'`).
+
+    >>> weighted_f1([0, 0, 1, 1], [0, 0, 1, 0])
+    0.7333333333333334
+    """
+    f1, support, _ = _f1_per_class(*_labels(y_true, y_pred))
+    return float((f1 * support).sum() / support.sum())
+
+# %% ../nbs/02_metrics.ipynb #95e0b32e
+def macro_f1(y_true, # (n,) integer labels: torch tensor, numpy array or list
+             y_pred, # (n,) predicted labels
+            ) -> float:
+    """Macro-averaged F1 over the classes present in `y_true` or `y_pred`.
+
+    >>> macro_f1([0, 0, 1, 1], [0, 0, 1, 0])
+    0.7333333333333334
+    """
+    f1, _, present = _f1_per_class(*_labels(y_true, y_pred))
+    return float(f1[present].mean())
+
+# %% ../nbs/02_metrics.ipynb #e7967264
+def linear_probe(x_train, y_train, x_test, # features (n, d) and integer labels; test features (m, d)
+                 epochs:int=200, lr:float=0.05, weight_decay:float=1e-2, seed:int=0) -> np.ndarray:
+    """Predicted labels of `x_test` from a softmax-regression probe fitted on standardised `x_train`.
+
+    >>> x = np.r_[np.zeros((5, 2)), np.ones((5, 2))]; linear_probe(x, [0] * 5 + [1] * 5, x[[0, 9]]).tolist()
+    [0, 1]
+    """
+    xt, _ = as_tensor(x_train, 'x_train'); xs, _ = as_tensor(x_test, 'x_test'); check_same_space(xs, xt, 'x_test', 'x_train')
+    epochs, seed = check_int(epochs, 'epochs', min=1), check_int(seed, 'seed')
+    y = torch.as_tensor(np.asarray(y_train), dtype=torch.long)
+    if len(y) != len(xt): raise ValueError(f"`y_train` has {len(y)} labels for {len(xt)} rows of `x_train`")
+    mu, sd = xt.mean(0), xt.std(0).clamp_min(1e-6)
+    xt, xs = ((xt - mu) / sd).float(), ((xs - mu) / sd).float()
+    g = torch.Generator().manual_seed(seed)
+    W = (torch.randn(xt.shape[1], int(y.max()) + 1, generator=g) * 0.01).requires_grad_(True)
+    b = torch.zeros(W.shape[1], requires_grad=True)
+    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
+    with torch.enable_grad():
+        for _ in range(epochs):
+            opt.zero_grad(); F.cross_entropy(xt @ W + b, y).backward(); opt.step()
+    with torch.no_grad(): return (xs @ W + b).argmax(1).cpu().numpy()
