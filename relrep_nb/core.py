@@ -189,6 +189,7 @@ def _normalize(t):
         t = t / t.abs().amax(-1, keepdim=True).clamp_min(_EPS); n = t.norm(dim=-1, keepdim=True)
     return t / n.clamp_min(_EPS)
 
+# %% ../nbs/00_core.ipynb #76f3477d
 def _low_precision(f):
     "Run a distance in float32 for float16/bfloat16 input (CPU kernels lack them) and cast the result back."
     def g(x, anchors, **kw):
@@ -196,21 +197,25 @@ def _low_precision(f):
         return f(x, anchors, **kw)
     return functools.update_wrapper(g, f)
 
+# %% ../nbs/00_core.ipynb #4fa0f322
 @register_similarity('cosine', invariances='rotations, reflections, isotropic rescaling')
 def cosine_sim(x, anchors, **_):
     "Cosine similarity; a zero-norm row (sample or anchor) scores 0 against everything."
     return _normalize(x) @ _normalize(anchors).T
 
+# %% ../nbs/00_core.ipynb #74299666
 @register_similarity('inner', invariances='orthogonal maps (x and anchors transformed together)')
 def inner_sim(x, anchors, **_):
     "Plain inner product."
     return x @ anchors.T
 
+# %% ../nbs/00_core.ipynb #2e015d97
 @register_similarity('angular', invariances='rotations, reflections, isotropic rescaling')
 def angular_sim(x, anchors, **_):
     "Angular similarity `1 - angle/pi` in [0, 1]; zero-norm rows score 1/2 (angle pi/2)."
     return 1 - torch.arccos(cosine_sim(x, anchors).clamp(-1, 1)) / math.pi
 
+# %% ../nbs/00_core.ipynb #08f1ea3f
 @register_similarity('euclidean', invariances='rotations, reflections, translations')
 @_low_precision
 def euclidean_sim(x, anchors, **_):
@@ -223,12 +228,14 @@ def euclidean_sim(x, anchors, **_):
         r = -torch.cdist((x - c) / s, (anchors - c) / s, p=2, compute_mode='use_mm_for_euclid_dist') * s
     return r
 
+# %% ../nbs/00_core.ipynb #2d4fef99
 @register_similarity('l1', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
 def l1_sim(x, anchors, **_):
     "Negated L1 (Manhattan) distance."
     return -torch.cdist(x, anchors, p=1)
 
+# %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
 def linf_sim(x, anchors, **_):

@@ -307,6 +307,7 @@ def _cache_path(encoder:Encoder, key:str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
     return cache_dir("embeddings", safe)/f"{key[:40]}.npz"
 
+# %% ../nbs/05_encoders.ipynb #ef8b0c9f
 def _read_cached(path:Path, key:str, n_rows:int|None=None) -> np.ndarray:
     "Load and verify one cache file (key, checksum, row count); raises on any inconsistency."
     with np.load(path, allow_pickle=False) as z:
@@ -316,6 +317,7 @@ def _read_cached(path:Path, key:str, n_rows:int|None=None) -> np.ndarray:
     if n_rows is not None and emb.shape[0] != n_rows: raise ValueError(f"{emb.shape[0]} rows cached for {n_rows} inputs")
     return emb
 
+# %% ../nbs/05_encoders.ipynb #95358e56
 def cached_encode(encoder:Encoder, # any `Encoder`
                   inputs, # texts or images, as `encoder.encode` takes them
                   batch_size:int=32, # items per forward pass (on a miss)

@@ -272,6 +272,20 @@ class RelativeDecoder(nn.Module):
             raise ValueError(f"`r` must be relative vectors of shape (n, {self.n_anchors}), got {tuple(getattr(r, 'shape', ()))}")
         return self.decoder(self.act(self.proj(self.norm(r))))
 
+# %% ../nbs/06_models.ipynb #6085ade7
+def _anchor_inputs(anchors, in_shape) -> torch.Tensor|None:
+    "Validated anchor inputs (a copy), zeros for a count of anchors (filled by `load_state_dict`), or None."
+    if isinstance(anchors, (int, np.integer)) and not isinstance(anchors, bool):
+        if anchors < 1: raise ValueError(f"`anchors` as a count must be >= 1, got {anchors}")
+        if in_shape is None: raise ValueError("`anchors` given as a count needs `in_shape`")
+        anchors = torch.zeros(int(anchors), *in_shape)
+    if anchors is None: return None
+    if in_shape is not None: anchors = check_input(anchors, in_shape, 'anchors', allow_numpy=True)
+    elif isinstance(anchors, np.ndarray): anchors = torch.from_numpy(np.ascontiguousarray(anchors)).float()
+    if not isinstance(anchors, torch.Tensor) or anchors.shape[0] == 0:
+        raise ValueError(f"`anchors` must be a non-empty batch of inputs, got {getattr(anchors, 'shape', anchors)!r}")
+    return anchors.detach().clone()
+
 # %% ../nbs/06_models.ipynb #fbf74cc6
 class EncoderDecoder(nn.Module):
     "encoder -> [relative projection onto the encoded anchor inputs] -> decoder."
@@ -285,16 +299,7 @@ class EncoderDecoder(nn.Module):
         super().__init__()
         self.in_shape = None if in_shape is None else _shape(in_shape)
         self.encoder, self.decoder = encoder, decoder
-        if isinstance(anchors, (int, np.integer)) and not isinstance(anchors, bool):
-            if anchors < 1: raise ValueError(f"`anchors` as a count must be >= 1, got {anchors}")
-            if self.in_shape is None: raise ValueError("`anchors` given as a count needs `in_shape`")
-            anchors = torch.zeros(int(anchors), *self.in_shape)
-        if anchors is not None:
-            if self.in_shape is not None: anchors = check_input(anchors, self.in_shape, 'anchors', allow_numpy=True)
-            elif isinstance(anchors, np.ndarray): anchors = torch.from_numpy(np.ascontiguousarray(anchors)).float()
-            if not isinstance(anchors, torch.Tensor) or anchors.shape[0] == 0:
-                raise ValueError(f"`anchors` must be a non-empty batch of inputs, got {getattr(anchors, 'shape', anchors)!r}")
-            anchors = anchors.detach().clone()
+        anchors = _anchor_inputs(anchors, self.in_shape)
         self.register_buffer('anchor_inputs', anchors)
         self.rel = RelativeLayer(similarity=similarity, **sim_kw) if anchors is not None else None
 

@@ -72,7 +72,7 @@ def public_definitions(path:Path) -> set[str]:
     names = set()
     for n in ast.parse(path.read_text()).body:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if not any(getattr(d, 'id', None) == 'patch' for d in n.decorator_list): names.add(n.name)  # a patched method is no module name
+            if not any('patch' in (getattr(d, 'id', None), getattr(d, 'attr', None)) for d in n.decorator_list): names.add(n.name)  # a patched method is no module name
         elif isinstance(n, (ast.Assign, ast.AnnAssign)):
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                 for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
