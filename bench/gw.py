@@ -16,7 +16,7 @@ def peak_mib(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 def snareseq(args):
     import torch
-    from relrep_nb.gw import _load_pair, learned_foscttm, singlecell_defaults
+    from relrep_nb.experiments.latent_gw import _load_pair, learned_foscttm, singlecell_defaults
     torch.set_num_threads(args.threads)
     x, y, _ = _load_pair('snareseq', None, 0)
     rows = []
@@ -36,7 +36,8 @@ def snareseq(args):
 
 def inductive(args):
     import torch
-    from relrep_nb.gw import LearnedGW, clustered_pair, fmnist_embeddings, IMAGE_CANDIDATES
+    from relrep_nb.gw import LearnedGW, clustered_pair
+    from relrep_nb.experiments.latent_gw import fmnist_embeddings, IMAGE_CANDIDATES
     torch.set_num_threads(args.threads)
     if args.features == 'fmnist': X, lab = fmnist_embeddings(args.n)
     else: X, _, lab = clustered_pair(args.n, d=args.d, n_clusters=10, noise=0., seed=0)
@@ -74,7 +75,7 @@ def main():
     b.add_argument('--features', choices=['synthetic', 'fmnist'], default='synthetic')
     b.add_argument('--d', type=int, default=64); b.add_argument('--steps', type=int, default=500)
     b.add_argument('--iters', type=int, default=20); b.add_argument('--budget', type=int, default=None)
-    b.add_argument('--config', default='linear (pca64)', help="a key of relrep_nb.gw.IMAGE_CANDIDATES, or 'default'")
+    b.add_argument('--config', default='linear (pca64)', help="a key of relrep_nb.experiments.latent_gw.IMAGE_CANDIDATES, or 'default'")
     b.add_argument('--pairs', choices=['shuffled', 'disjoint'], default='shuffled')
     for s in (a, b): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()

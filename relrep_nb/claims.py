@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+from tqdm.auto import tqdm
 from .core import check_choice, torch_threads
 
 # %% auto #0
@@ -187,7 +188,9 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
     unknown = [n for n in names if n not in reg]
     if unknown: raise ValueError(f"unknown chapter(s) {unknown}; registered: {list(reg)}")
     report = {}
-    for n in names:
+    bar = tqdm(names, desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
+    for n in bar:
+        bar.set_postfix_str(n)
         report[n] = run_chapter(reg[n], size=size, out=out, threads=threads, quiet=quiet)
         if path: _write_json(path, report)
     return report

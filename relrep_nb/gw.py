@@ -4,19 +4,20 @@
 
 # %% ../nbs/14_latent_gw.ipynb #149bdbd8
 from __future__ import annotations
-import math, time
+import inspect, math, time
 from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
-from .core import as_tensor, to_like, chunk_rows
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, patch, TensorState,
+                            DEFAULT_MEMORY_BUDGET)
 
 # %% auto #0
-__all__ = ['SINGLECELL', 'IMAGE_CANDIDATES', 'POT_MEMORY_LIMIT', 'log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian',
-           'dirichlet_energy', 'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw', 'anneal_schedule',
-           'sinkhorn_potentials', 'Coupling', 'LearnedGW', 'select_config', 'align', 'singlecell_defaults',
-           'learned_foscttm', 'singlecell_experiment', 'annealing_experiment', 'spectral_experiment',
-           'fmnist_embeddings', 'pot_gw_bytes', 'inductive_experiment', 'nonisometric_experiment']
+__all__ = ['log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian', 'dirichlet_energy', 'graph_distances', 'clustered_pair',
+           'pot_entropic_gw', 'scot_gw', 'anneal_schedule', 'sinkhorn_potentials', 'Coupling', 'LearnedGW',
+           'select_config', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #bebd42a4
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -36,7 +37,12 @@ def log_sinkhorn(C:torch.Tensor, # (n, m) cost matrix
                  n_iter:int=100, # maximum number of (f, g) updates
                  tol:float|None=None, # stop when the row-marginal L1 error is below `tol` (checked every 10 updates)
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # (plan (n, m), f (n,), g (m,))
-    "Entropic OT in the log domain (stable for small `eps`, differentiable by unrolling): plan and dual potentials."
+    """Entropic OT in the log domain (stable for small `eps`, differentiable by unrolling): plan and dual potentials.
+
+    >>> P, f, g = log_sinkhorn(torch.tensor([[0., 1.], [1., 0.]]), 0.1)
+    >>> round(P.sum().item(), 6), P.argmax(1).tolist()
+    (1.0, [0, 1])
+    """
     if C.ndim != 2 or 0 in C.shape: raise ValueError(f"`C` must be a non-empty 2-d cost matrix, got shape {tuple(C.shape)}")
     if not eps > 0: raise ValueError(f"`eps` must be > 0, got {eps}")
     n, m = C.shape
@@ -58,13 +64,22 @@ def gw_loss(P:torch.Tensor, # (n, m) coupling
             Dx:torch.Tensor, # (n, n) intra-domain distances of the first side
             Dy:torch.Tensor, # (m, m) intra-domain distances of the second side
            ) -> torch.Tensor: # scalar
-    "Square-loss GW objective sum_ijkl (Dx_ik - Dy_jl)^2 P_ij P_kl without n^4 terms (symmetric Dx, Dy)."
+    """Square-loss GW objective sum_ijkl (Dx_ik - Dy_jl)^2 P_ij P_kl without n^4 terms (symmetric Dx, Dy).
+
+    >>> D = torch.tensor([[0., 1.], [1., 0.]])
+    >>> gw_loss(torch.eye(2) / 2, D, D).item(), gw_loss(torch.ones(2, 2) / 4, D, D).item()
+    (0.0, 0.5)
+    """
     p, q = P.sum(1), P.sum(0)
     return p @ (Dx * Dx) @ p + q @ (Dy * Dy) @ q - 2 * (P * (Dx @ P @ Dy)).sum()
 
 # %% ../nbs/14_latent_gw.ipynb #b644b54a
 def rank_distances(D:torch.Tensor) -> torch.Tensor:
-    "Replace each distance by its rank within its row, scaled to [0, 1] and symmetrised."
+    """Replace each distance by its rank within its row, scaled to [0, 1] and symmetrised.
+
+    >>> rank_distances(torch.tensor([[0., 1., 3.], [1., 0., 2.], [3., 2., 0.]])).tolist()
+    [[0.0, 0.5, 1.0], [0.5, 0.0, 0.75], [1.0, 0.75, 0.0]]
+    """
     n = D.shape[0]
     r = D.argsort(1).argsort(1).to(D.dtype) / max(n - 1, 1)
     return (r + r.T) / 2
@@ -73,7 +88,11 @@ def rank_distances(D:torch.Tensor) -> torch.Tensor:
 def knn_laplacian(D:torch.Tensor, # (n, n) distances
                   k:int=10, # neighbours per node (symmetrised)
                  ) -> torch.Tensor: # (n, n) normalised graph Laplacian
-    "Symmetric normalised Laplacian I - D^-1/2 W D^-1/2 of the symmetrised kNN graph of `D`."
+    """Symmetric normalised Laplacian I - D^-1/2 W D^-1/2 of the symmetrised kNN graph of `D`.
+
+    >>> knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
     n = D.shape[0]
     k = min(k, n - 1)
     idx = (D + torch.diag(torch.full((n,), float('inf'), dtype=D.dtype, device=D.device))).topk(k, dim=1, largest=False).indices
@@ -82,8 +101,17 @@ def knn_laplacian(D:torch.Tensor, # (n, n) distances
     dinv = W.sum(1).clamp_min(1).rsqrt()
     return torch.eye(n, dtype=D.dtype, device=D.device) - dinv[:, None] * W * dinv[None, :]
 
-def dirichlet_energy(C:torch.Tensor, Lx:torch.Tensor, Ly:torch.Tensor) -> torch.Tensor:
-    "Normalised Dirichlet energy [tr(Cc^T Lx Cc) + tr(Cc Ly Cc^T)] / (2 ||Cc||^2) of the double-centred cost Cc: its share of rough (high graph frequency) variation, in [0, 2]."
+# %% ../nbs/14_latent_gw.ipynb #f6e83e7e
+def dirichlet_energy(C:torch.Tensor, # (n, m) cost between the two sides
+                     Lx:torch.Tensor, # (n, n) graph Laplacian of the first side
+                     Ly:torch.Tensor, # (m, m) graph Laplacian of the second side
+                    ) -> torch.Tensor: # scalar in [0, 2]
+    """Normalised Dirichlet energy [tr(Cc^T Lx Cc) + tr(Cc Ly Cc^T)] / (2 ||Cc||^2) of the double-centred cost Cc: its share of rough (high graph frequency) variation.
+
+    >>> L = knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1)
+    >>> dirichlet_energy(torch.tensor([[0., 1.], [1., 0.]]), L, L).item()
+    2.0
+    """
     Cc = C - C.mean(1, keepdim=True) - C.mean(0, keepdim=True) + C.mean()
     return ((Cc * (Lx @ Cc)).sum() + (Cc * (Cc @ Ly)).sum()) / (2 * (Cc * Cc).sum()).clamp_min(1e-12)
 
@@ -94,8 +122,7 @@ def _knn_indices(a:torch.Tensor, k:int, metric:str) -> torch.Tensor:
         a = a - a.mean(1, keepdim=True)
         a = a / a.norm(dim=1, keepdim=True).clamp_min(1e-12)
         d = -(a @ a.T)
-    elif metric == 'euclidean': d = torch.cdist(a, a)
-    else: raise ValueError(f"`metric` must be 'correlation' or 'euclidean', got {metric!r}")
+    else: d = torch.cdist(a, a)
     d.fill_diagonal_(-float('inf'))
     return d.topk(k, dim=1, largest=False).indices
 
@@ -104,16 +131,19 @@ def graph_distances(x, # (n, d) samples
                     metric:str='correlation', # kNN metric: "correlation" (SCOT) or "euclidean"
                     normalize:bool=True, # L2-normalise rows first (SCOT)
                    ) -> np.ndarray: # (n, n) float64 geodesic distances divided by their maximum
-    "SCOT's intra-domain distances: hop counts of shortest paths on the kNN connectivity graph, scaled to [0, 1]."
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import dijkstra
+    """SCOT's intra-domain distances: hop counts of shortest paths on the kNN connectivity graph, scaled to [0, 1].
+
+    >>> line = np.stack([np.arange(4.), np.zeros(4)], 1)
+    >>> (3 * graph_distances(line, k=2, metric='euclidean', normalize=False))[0].round(6).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
     t, _ = _check_side(x, 'x')
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"`k` must be a positive int, got {k!r}")
+    k = check_int(k, 'k', min=1)
+    check_choice(metric, 'metric', ('correlation', 'euclidean'))
     a = t.detach().cpu().double()
     if normalize: a = a / a.norm(dim=1, keepdim=True).clamp_min(1e-12)
     n = a.shape[0]
-    idx = _knn_indices(a, min(int(k), n), metric).numpy()
+    idx = _knn_indices(a, min(k, n), metric).numpy()
     G = csr_matrix((np.ones(idx.size), (np.repeat(np.arange(n), idx.shape[1]), idx.ravel())), shape=(n, n))
     D = dijkstra(G, directed=False)
     fin = np.isfinite(D)
@@ -121,8 +151,18 @@ def graph_distances(x, # (n, d) samples
     return D / max(D.max(), 1e-12)
 
 # %% ../nbs/14_latent_gw.ipynb #d8179616
-def clustered_pair(n:int=1000, d:int=10, n_clusters:int=5, noise:float=0.1, seed:int=0):
-    "Synthetic isometric pair: Gaussian clusters x, y = x Q (+ relative noise) for a random orthogonal Q; returns (x, y, labels)."
+def clustered_pair(n:int=1000, # samples per side
+                   d:int=10, # dimension of both sides
+                   n_clusters:int=5, # Gaussian clusters (labels 0..n_clusters-1, cycled)
+                   noise:float=0.1, # noise added to y, relative to the spread of x
+                   seed:int=0, # seeds the clusters, the orthogonal map and the noise
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: # (x (n, d), y (n, d), labels (n,))
+    """Synthetic isometric pair: Gaussian clusters x, y = x Q (+ relative noise) for a random orthogonal Q.
+
+    >>> x, y, lab = clustered_pair(100, d=4, seed=0)
+    >>> x.shape, y.shape, np.bincount(lab).tolist()
+    ((100, 4), (100, 4), [20, 20, 20, 20, 20])
+    """
     g = torch.Generator().manual_seed(seed)
     centers = torch.randn(n_clusters, d, generator=g) * 3
     lab = torch.arange(n) % n_clusters
@@ -131,6 +171,18 @@ def clustered_pair(n:int=1000, d:int=10, n_clusters:int=5, noise:float=0.1, seed
     y = x @ Q + noise * x.std() * torch.randn(n, d, generator=g)
     return x.numpy(), y.numpy(), lab.numpy()
 
+# %% ../nbs/14_latent_gw.ipynb #8806a379
+def _import_ot():
+    "POT, imported where a baseline needs it."
+    try: import ot
+    except ImportError as e: raise ImportError("the entropic GW baseline needs POT: pip install 'relrep_nb[ot]'") from e
+    return ot
+
+def _eps_grid(epsilons) -> list[float]:
+    eps = [float(e) for e in np.atleast_1d(epsilons)]
+    if not eps or min(eps) <= 0: raise ValueError(f"`epsilons` must be positive numbers, got {epsilons!r}")
+    return eps
+
 # %% ../nbs/14_latent_gw.ipynb #b9f865e7
 def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first side
                     Cy:np.ndarray, # (m, m) intra-domain distances of the second side
@@ -138,15 +190,20 @@ def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first 
                     max_iter:int=1000, # outer iterations of POT's solver
                     tol:float=1e-9, # stopping tolerance of POT's solver
                     select:str='gw', # "gw": keep the ε of lowest GW loss (unsupervised); "first": the first that converges
-                   ) -> tuple: # (ε, GW loss, plan (n, m), table per ε)
-    "POT's entropic GW (square loss, uniform marginals) over an ε grid; diverged solves are skipped."
-    import ot, pandas as pd
-    if select not in ('gw', 'first'): raise ValueError(f"`select` must be 'gw' or 'first', got {select!r}")
-    eps_list = [float(e) for e in np.atleast_1d(epsilons)]
-    if not eps_list or min(eps_list) <= 0: raise ValueError(f"`epsilons` must be positive numbers, got {epsilons!r}")
+                   ) -> tuple: # (ε, GW loss, plan (n, m), one record per ε: eps, gw, ok, seconds)
+    """POT's entropic GW (square loss, uniform marginals) over an ε grid; diverged solves are skipped.
+
+    >>> pts = np.array([0., 1., 3., 7.])[:, None]; perm = [2, 0, 3, 1]
+    >>> D = np.abs(pts - pts.T) / 7
+    >>> e, gw, T, table = pot_entropic_gw(D, D[perm][:, perm], epsilons=(1e-2,))
+    >>> T.argmax(1).tolist() == np.argsort(perm).tolist(), len(table)
+    (True, 1)
+    """
+    ot = _import_ot()
+    check_choice(select, 'select', ('gw', 'first'))
     p, q = ot.unif(len(Cx)), ot.unif(len(Cy))
     rows, best = [], None
-    for e in eps_list:
+    for e in _eps_grid(epsilons):
         t0 = time.perf_counter()
         with np.errstate(all='ignore'):
             T, log = ot.gromov.entropic_gromov_wasserstein(Cx, Cy, p, q, 'square_loss', epsilon=e, max_iter=max_iter,
@@ -156,9 +213,10 @@ def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first 
         rows.append(dict(eps=e, gw=gw, ok=ok, seconds=time.perf_counter() - t0))
         if ok and (best is None or (select == 'gw' and gw < best[1])): best = (e, gw, T)
         if select == 'first' and best is not None: break
-    if best is None: raise RuntimeError(f"POT's entropic GW diverged for every ε in {eps_list}; try larger values")
-    return (*best, pd.DataFrame(rows))
+    if best is None: raise RuntimeError(f"POT's entropic GW diverged for every ε in {list(epsilons)}; try larger values")
+    return (*best, rows)
 
+# %% ../nbs/14_latent_gw.ipynb #25ded01a
 def scot_gw(x, # (n, dx) first domain
             y, # (m, dy) second domain (unpaired; may have another size)
             k:int|tuple=30, # kNN graph size (one int or (k_x, k_y)); SCOT used 110 on SNARE-seq, 35 on scGEM
@@ -167,13 +225,18 @@ def scot_gw(x, # (n, dx) first domain
             max_iter:int=1000, # outer iterations of POT's solver
             tol:float=1e-9, # stopping tolerance of POT's solver
             seed:int=0, # unused by the deterministic solver; kept for a uniform experiment API
-           ) -> dict: # plan, x_aligned (x projected into y's normalised space), y (normalised), eps, table (per ε)
-    "Entropic GW baseline with SCOT's protocol, solved by POT: geodesic kNN distances, ε grid, barycentric projection."
+           ) -> dict: # plan, x_aligned (x projected into y's normalised space), y (normalised), eps, gw, table (per ε)
+    """Entropic GW baseline with SCOT's protocol, solved by POT: geodesic kNN distances, ε grid, barycentric projection.
+
+    >>> x, _, lab = clustered_pair(60, d=5, seed=3); perm = np.random.default_rng(0).permutation(60)
+    >>> r = scot_gw(x, x[perm], k=10, max_iter=100)
+    >>> bool((lab[perm][r['plan'].argmax(1)] == lab).mean() > 0.9)
+    True
+    """
     tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
     kx, ky = (k, k) if isinstance(k, (int, np.integer)) else k
-    if select not in ('gw', 'first'): raise ValueError(f"`select` must be 'gw' or 'first', got {select!r}")
-    eps_list = [float(e) for e in np.atleast_1d(epsilons)]
-    if not eps_list or min(eps_list) <= 0: raise ValueError(f"`epsilons` must be positive numbers, got {epsilons!r}")
+    check_choice(select, 'select', ('gw', 'first'))
+    eps_list = _eps_grid(epsilons)
     xn = tx.double().cpu().numpy(); xn = xn / np.maximum(np.linalg.norm(xn, axis=1, keepdims=True), 1e-12)
     yn = ty.double().cpu().numpy(); yn = yn / np.maximum(np.linalg.norm(yn, axis=1, keepdims=True), 1e-12)
     Cx, Cy = graph_distances(xn, kx, normalize=False), graph_distances(yn, ky, normalize=False)
@@ -216,8 +279,18 @@ def _kernel_sinkhorn(C:torch.Tensor, eps:float, v:torch.Tensor|None=None, n_iter
         v = (1 / m) / (K.T @ u).clamp_min(1e-300)
     return u[:, None] * K * v[None, :], v
 
-def anneal_schedule(step:int, n_steps:int, eps_start:float, eps_end:float, anneal:float) -> float:
-    "Geometric decay of ε from `eps_start` to `eps_end` over the first `anneal` fraction of `n_steps`, then constant."
+# %% ../nbs/14_latent_gw.ipynb #5754b31b
+def anneal_schedule(step:int, # current optimisation step
+                    n_steps:int, # total steps
+                    eps_start:float, # ε at step 0
+                    eps_end:float, # ε after the annealing phase
+                    anneal:float, # fraction of `n_steps` over which ε decays; 0: `eps_end` throughout
+                   ) -> float:
+    """Geometric decay of ε from `eps_start` to `eps_end` over the first `anneal` fraction of `n_steps`, then constant.
+
+    >>> anneal_schedule(0, 100, 1.0, 0.01, 0.5), anneal_schedule(50, 100, 1.0, 0.01, 0.5), anneal_schedule(0, 100, 1.0, 0.01, 0.)
+    (1.0, 0.01, 0.01)
+    """
     if anneal <= 0: return eps_end
     t = min(1.0, step / max(1.0, anneal * n_steps))
     return float(eps_start * (eps_end / eps_start) ** t)
@@ -230,7 +303,12 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
                         tol:float=1e-4, # stop when the column-marginal L1 error is below this
                         memory_budget:int|None=None, # bytes for one block of the cost matrix
                        ) -> tuple[torch.Tensor, torch.Tensor, float, int]: # (f, g, scale, iterations)
-    "Log-domain Sinkhorn on the squared-Euclidean cost between `ex` and `ey`, computed block by block (online log-sum-exp)."
+    """Log-domain Sinkhorn on the squared-Euclidean cost between `ex` and `ey`, computed block by block (online log-sum-exp).
+
+    >>> f, g, scale, it = sinkhorn_potentials(torch.eye(3), torch.eye(4)[:, :3], 0.1)
+    >>> f.shape, g.shape, 0 < it <= 200
+    (torch.Size([3]), torch.Size([4]), True)
+    """
     n, m = ex.shape[0], ey.shape[0]
     scale = float(_mean_sqdist(ex.double(), ey.double()).clamp_min(1e-12))
     la, lb = -math.log(n), -math.log(m)
@@ -250,7 +328,13 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
 # %% ../nbs/14_latent_gw.ipynb #583b1ef2
 @dataclass
 class Coupling:
-    "An entropic OT plan held as dual potentials on common-space embeddings: dense only on request, else blockwise."
+    """An entropic OT plan held as dual potentials on common-space embeddings: dense only on request, else blockwise.
+
+    >>> e = torch.eye(3, dtype=torch.float64)
+    >>> f, g, scale, it = sinkhorn_potentials(e, e, 0.05)
+    >>> Coupling(e, e, f, g, 0.05, scale, it, numpy=False).match().tolist()
+    [0, 1, 2]
+    """
     ex: torch.Tensor # (n, k) first side in the common space
     ey: torch.Tensor # (m, k) second side in the common space
     f: torch.Tensor # (n,) dual potential of the first side
@@ -273,40 +357,79 @@ class Coupling:
         C = _sqdist(self.ex[i0:i1], self.ey) / self.scale
         return (self.f[i0:i1, None] + self.g[None, :] - C) / self.eps - math.log(n) - math.log(m)
 
-    def dense(self):
-        "The (n, m) plan as one matrix; refuses when it exceeds the memory budget."
-        n, m = self.shape
-        need = n * m * self.ex.element_size()
-        from relrep_nb.core import DEFAULT_MEMORY_BUDGET
-        budget = DEFAULT_MEMORY_BUDGET if self.memory_budget is None else self.memory_budget
-        if need > budget:
-            raise ValueError(f"the plan is {n}x{m} ({need / 2**20:.0f} MiB) > memory_budget {budget / 2**20:.0f} MiB: "
-                             f"use .match() / .barycentric(), which work block by block, or raise memory_budget")
-        return self._out(self._logp(0, n).exp())
-
-    def __array__(self, dtype=None, copy=None):
-        P = self.dense()
-        P = P.detach().cpu().numpy() if isinstance(P, torch.Tensor) else P
-        return P if dtype is None else P.astype(dtype)
-
-    def match(self):
-        "For each row of the first side, the index of its heaviest partner in the plan (n,)."
-        r = self._rows()
-        return self._out(torch.cat([self._logp(i, i + r).argmax(1) for i in range(0, self.shape[0], r)]))
-
-    def barycentric(self, target=None): # (m, d) values attached to the second side; `ey` when None
-        "Barycentric projection of the first side: row-normalised plan times `target`, (n, d), block by block."
-        T = self.ey if target is None else as_tensor(target, 'target')[0].to(self.ey.device, self.ey.dtype)
-        if T.shape[0] != self.shape[1]:
-            raise ValueError(f"`target` has {T.shape[0]} rows, expected {self.shape[1]} (the second side)")
-        r = self._rows()
-        return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
-
     def __repr__(self): return f"Coupling({self.shape[0]}x{self.shape[1]}, eps={self.eps:g}, iterations={self.n_iter})"
 
+# %% ../nbs/14_latent_gw.ipynb #86ab9a67
+@patch
+def dense(self:Coupling):
+    """The (n, m) plan as one matrix; refuses when it exceeds the memory budget.
+
+    >>> e = torch.eye(2, dtype=torch.float64); f, g, s, it = sinkhorn_potentials(e, e, 0.05)
+    >>> Coupling(e, e, f, g, 0.05, s, it, numpy=False).dense().sum().item().__round__(6)
+    1.0
+    """
+    n, m = self.shape
+    need = n * m * self.ex.element_size()
+    budget = DEFAULT_MEMORY_BUDGET if self.memory_budget is None else self.memory_budget
+    if need > budget:
+        raise ValueError(f"the plan is {n}x{m} ({need / 2**20:.0f} MiB) > memory_budget {budget / 2**20:.0f} MiB: "
+                         f"use .match() / .barycentric(), which work block by block, or raise memory_budget")
+    return self._out(self._logp(0, n).exp())
+
+@patch
+def __array__(self:Coupling, dtype=None, copy=None):
+    P = self.dense()
+    P = P.detach().cpu().numpy() if isinstance(P, torch.Tensor) else P
+    return P if dtype is None else P.astype(dtype)
+
+# %% ../nbs/14_latent_gw.ipynb #abe1e571
+@patch
+def match(self:Coupling):
+    "For each row of the first side, the index of its heaviest partner in the plan (n,)."
+    r = self._rows()
+    return self._out(torch.cat([self._logp(i, i + r).argmax(1) for i in range(0, self.shape[0], r)]))
+
+# %% ../nbs/14_latent_gw.ipynb #8443151d
+@patch
+def barycentric(self:Coupling, target=None): # (m, d) values attached to the second side; `ey` when None
+    """Barycentric projection of the first side: row-normalised plan times `target`, (n, d), block by block.
+
+    >>> e = torch.eye(2, dtype=torch.float64); f, g, s, it = sinkhorn_potentials(e, e, 0.01)
+    >>> Coupling(e, e, f, g, 0.01, s, it, numpy=False).barycentric(torch.tensor([[1.], [2.]])).round().tolist()
+    [[1.0], [2.0]]
+    """
+    T = self.ey if target is None else as_tensor(target, 'target')[0].to(self.ey.device, self.ey.dtype)
+    if T.shape[0] != self.shape[1]:
+        raise ValueError(f"`target` has {T.shape[0]} rows, expected {self.shape[1]} (the second side)")
+    r = self._rows()
+    return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
+
+# %% ../nbs/14_latent_gw.ipynb #7f5fe374
+def _check_params(m):
+    "Validate the parameters `LearnedGW.__init__` stored: a clear error at construction rather than deep inside `fit`."
+    check_choice(m.metric, 'metric', ('euclidean', 'geodesic'))
+    check_choice(m.normalize, 'normalize', ('standard', 'pca', 'l2', None))
+    check_choice(m.objective, 'objective', ('fixed_point', 'direct'))
+    for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'sinkhorn_iter', 'plan_every', 'n_restarts', 'n_components'):
+        check_int(getattr(m, nm), nm, min=1)
+    check_int(m.n_steps, 'n_steps', min=0); check_int(m.seed, 'seed')
+    if not (m.eps_start > 0 and m.eps_end > 0): raise ValueError(f"`eps_start` and `eps_end` must be > 0, got {m.eps_start}, {m.eps_end}")
+    if not 0 <= m.anneal <= 1: raise ValueError(f"`anneal` must be in [0, 1], got {m.anneal}")
+    if not m.spectral_reg >= 0: raise ValueError(f"`spectral_reg` must be >= 0, got {m.spectral_reg}")
+    if not m.lr > 0: raise ValueError(f"`lr` must be > 0, got {m.lr}")
+    torch.device(m.device)   # an unknown device name fails here
+
+def _dev(m) -> torch.device: return torch.device(m.device)
+
 # %% ../nbs/14_latent_gw.ipynb #a627a894
-class LearnedGW:
-    "Amortised Gromov-Wasserstein: MLPs f, g map two unpaired metric spaces into a common one whose Sinkhorn plan GW-aligns them."
+class LearnedGW(TensorState):
+    """Amortised Gromov-Wasserstein: MLPs f, g map two unpaired metric spaces into a common one whose Sinkhorn plan GW-aligns them.
+
+    >>> x, y, lab = clustered_pair(100, d=10, seed=0); perm = np.random.default_rng(0).permutation(100)
+    >>> m = LearnedGW(n_steps=100, batch_size=100, seed=0).fit(x, y[perm])          # the pairing is hidden
+    >>> float((lab[perm][m.coupling(x, y[perm]).match()] == lab).mean()) > 0.9     # same-cluster matches
+    True
+    """
     def __init__(self,
                  dim:int=16, # width of the common space
                  hidden:int=128, # hidden width of f and g
@@ -330,56 +453,55 @@ class LearnedGW:
                  seed:int=0, # seeds the initialisation and the minibatches
                  device='cpu', # where f and g live and train
                 ):
-        if metric not in ('euclidean', 'geodesic'): raise ValueError(f"`metric` must be 'euclidean' or 'geodesic', got {metric!r}")
-        if normalize not in ('standard', 'pca', 'l2', None): raise ValueError(f"`normalize` must be 'standard', 'pca', 'l2' or None, got {normalize!r}")
-        for nm, v in dict(dim=dim, hidden=hidden, n_layers=n_layers, k=k, batch_size=batch_size, sinkhorn_iter=sinkhorn_iter,
-                          plan_every=plan_every, n_restarts=n_restarts, n_components=n_components).items():
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"`{nm}` must be a positive int, got {v!r}")
-        if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
-            raise ValueError(f"`n_steps` must be an int >= 0, got {n_steps!r}")
-        if not (eps_start > 0 and eps_end > 0): raise ValueError(f"`eps_start` and `eps_end` must be > 0, got {eps_start}, {eps_end}")
-        if objective not in ('fixed_point', 'direct'): raise ValueError(f"`objective` must be 'fixed_point' or 'direct', got {objective!r}")
-        if not 0 <= anneal <= 1: raise ValueError(f"`anneal` must be in [0, 1], got {anneal}")
-        if spectral_reg < 0: raise ValueError(f"`spectral_reg` must be >= 0, got {spectral_reg}")
-        self.config = dict(dim=int(dim), hidden=int(hidden), n_layers=int(n_layers), metric=metric, k=int(k), rank=bool(rank),
-                           normalize=normalize, n_components=int(n_components), eps_start=float(eps_start), eps_end=float(eps_end), anneal=float(anneal),
-                           n_steps=int(n_steps), batch_size=int(batch_size), sinkhorn_iter=int(sinkhorn_iter),
-                           plan_every=int(plan_every), n_restarts=int(n_restarts),
-                           spectral_reg=float(spectral_reg), objective=objective, lr=float(lr), seed=int(seed))
-        self.device = torch.device(device)
-        self.f = self.g = None
-        self.stats_ = {}
-        self.history_ = None
-        self.restarts_ = None
+        self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
+        self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
+        self.n_steps, self.batch_size, self.sinkhorn_iter, self.plan_every, self.n_restarts = n_steps, batch_size, sinkhorn_iter, plan_every, n_restarts
+        self.objective, self.spectral_reg, self.lr, self.seed, self.device = objective, spectral_reg, lr, seed, device
+        _check_params(self)
 
-    def __getattr__(self, name):
-        cfg = self.__dict__.get('config', {})
-        if name in cfg: return cfg[name]
-        raise AttributeError(name)
-
-    def __repr__(self):
-        state = 'unfitted' if self.f is None else f"fitted {self.stats_['dx']}->{self.dim}<-{self.stats_['dy']}"
-        return f"LearnedGW({state}, rank={self.rank}, metric={self.metric!r}, spectral_reg={self.spectral_reg})"
+# %% ../nbs/14_latent_gw.ipynb #392cc1eb
+@patch
+def __repr__(self:LearnedGW):
+    "`LearnedGW(unfitted, ...)` or `LearnedGW(fitted dx->dim<-dy, ...)`."
+    state = 'unfitted' if getattr(self, 'f_', None) is None else f"fitted {self.stats_['dx']}->{self.dim}<-{self.stats_['dy']}"
+    return f"LearnedGW({state}, rank={self.rank}, metric={self.metric!r}, spectral_reg={self.spectral_reg})"
 
 # %% ../nbs/14_latent_gw.ipynb #86abe1c5
-def _side_input(self, v, name:str, side:str) -> tuple[torch.Tensor, bool]:
+def _check_fitted(m):
+    if getattr(m, 'f_', None) is None: raise RuntimeError("this LearnedGW is not fitted: call .fit(x, y) first")
+
+@patch
+def _side_input(self:LearnedGW, v, name:str, side:str) -> tuple[torch.Tensor, bool]:
     "Validate one side's input against the fitted model: width, device."
+    _check_fitted(self)
     t, was_numpy = _check_side(v, name, min_rows=1)
-    d = self.stats_.get(f'd{side}')
-    if d is not None and t.shape[1] != d:
+    d = self.stats_[f'd{side}']
+    if t.shape[1] != d:
         raise ValueError(f"`{name}` has {t.shape[1]} features (shape {tuple(t.shape)}) but the model was fitted on {d}")
-    if was_numpy: t = t.to(self.device)
-    elif t.device != self.device:
+    if was_numpy: t = t.to(_dev(self))
+    elif t.device != _dev(self):
         raise ValueError(f"`{name}` is on {t.device} but the model is on {self.device}: move one of them explicitly")
     return t.float(), was_numpy
 
-def _preprocess(self, t:torch.Tensor, side:str) -> torch.Tensor:
+@patch
+def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     "Apply the fitted preprocessing of `side` ('x' or 'y')."
     if self.normalize == 'standard': return (t - self.stats_[f'mean_{side}']) / self.stats_[f'std_{side}']
     if self.normalize == 'pca': return self._pcs(t, side) / self.stats_[f'pcstd_{side}']
     if self.normalize == 'l2': return t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return t
 
+@patch
+def _pcs(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
+    "Principal coordinates of `t` on `side`'s fitted axes (not whitened: distances are those of the kept subspace)."
+    return (t - self.stats_[f'mean_{side}']) @ self.stats_[f'pcs_{side}'].T
+
+@patch
+def _in_dim(self:LearnedGW, side:str) -> int:
+    "Input width of f (side 'x') or g ('y') after preprocessing."
+    return self.stats_[f'pcs_{side}'].shape[0] if self.normalize == 'pca' else self.stats_[f'd{side}']
+
+# %% ../nbs/14_latent_gw.ipynb #16d0bdd9
 def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
     "Top-`k` principal axes (k, d) of `t` and the standard deviation of each kept coordinate (k,)."
     c = (t - t.mean(0)).double()
@@ -389,196 +511,244 @@ def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
     V = V * V.gather(1, V.abs().argmax(1, keepdim=True)).sign()                           # deterministic signs
     return V.float(), (c @ V.T).std(0).clamp_min(1e-12).float()
 
-def _pcs(self, t:torch.Tensor, side:str) -> torch.Tensor:
-    "Principal coordinates of `t` on `side`'s fitted axes (not whitened: distances are those of the kept subspace)."
-    return (t - self.stats_[f'mean_{side}']) @ self.stats_[f'pcs_{side}'].T
-
-def _in_dim(self, side:str) -> int:
-    "Input width of f (side 'x') or g ('y') after preprocessing."
-    return self.stats_[f'pcs_{side}'].shape[0] if self.normalize == 'pca' else self.stats_[f'd{side}']
-
-LearnedGW._side_input, LearnedGW._preprocess, LearnedGW._pcs, LearnedGW._in_dim = _side_input, _preprocess, _pcs, _in_dim
-
-# %% ../nbs/14_latent_gw.ipynb #b7578722
-def _fit(self, x, # (n, dx) first domain
-         y, # (m, dy) second domain: unpaired, any size, any width
-        ):
-    "Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; returns self."
-    tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
-    if tx.device != ty.device: raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
-    if isinstance(x, torch.Tensor) and tx.device != self.device:
-        raise ValueError(f"`x` is on {tx.device} but the model is on {self.device}: move one of them explicitly")
-    tx, ty = tx.to(self.device).float(), ty.to(self.device).float()
-    c = self.config
+@patch
+def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
+    "Fit the preprocessing statistics of both sides: widths, means, stds, principal axes for normalize='pca'."
     self.stats_ = dict(dx=tx.shape[1], dy=ty.shape[1])
     for s, t in (('x', tx), ('y', ty)):
         self.stats_[f'mean_{s}'] = t.mean(0)
         self.stats_[f'std_{s}'] = t.std(0).clamp_min(1e-6) if t.shape[0] > 1 else torch.ones_like(t[0])
-        if self.normalize == 'pca': self.stats_[f'pcs_{s}'], self.stats_[f'pcstd_{s}'] = _pca_stats(t, c['n_components'])
-    xs, ys = self._preprocess(tx, 'x'), self._preprocess(ty, 'y')
-    # the metric spaces being aligned: raw features, rows L2-normalised for normalize="l2", the top principal
-    # coordinates for "pca" (a rotation and a truncation; the networks see them whitened), never z-scored ones
-    # (per-feature scaling would distort the geometry the GW loss compares)
-    mx, my = (xs, ys) if self.normalize == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self.normalize == 'pca' else (tx, ty)
-    geo = c['metric'] == 'geodesic'
-    Gx = Gy = None
-    if geo:
-        Gx = torch.as_tensor(graph_distances(mx, c['k'], normalize=False), dtype=torch.float32, device=self.device)
-        Gy = torch.as_tensor(graph_distances(my, c['k'], normalize=False), dtype=torch.float32, device=self.device)
-    def dists(pts, G, idx):
-        D = G[idx][:, idx] if geo else torch.cdist(pts, pts)
-        return rank_distances(D) if c['rank'] else D / D.max().clamp_min(1e-12)
-    # the selection set: all training samples when small enough, else a fixed random subset (unsupervised: GW loss only)
-    rs = np.random.default_rng(c['seed'])
-    sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=self.device)
-    sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=self.device)
-    Sx, Sy = dists(mx[sx], Gx, sx), dists(my[sy], Gy, sy)
-    best, runs = None, []
-    for r in range(c['n_restarts']):
-        f, g, hist = _fit_once(self, xs, ys, mx, my, Gx, Gy, dists, c['seed'] + r)
-        with torch.no_grad():
-            C = _sqdist(f(xs[sx]), g(ys[sy])).double()
-            P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), c['eps_end'], n_iter=200)
-            gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
-        runs.append(dict(restart=r, seed=c['seed'] + r, gw=gw))
-        if best is None or gw < best[0]: best = (gw, f, g, hist)
-    _, self.f, self.g, self.history_ = best
-    self.f.eval(); self.g.eval()
-    import pandas as pd
-    self.restarts_ = pd.DataFrame(runs)
-    return self
+        if self.normalize == 'pca': self.stats_[f'pcs_{s}'], self.stats_[f'pcstd_{s}'] = _pca_stats(t, self.n_components)
 
-def _fit_once(self, xs, ys, mx, my, Gx, Gy, dists, seed:int):
+@patch
+def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
+    "Network inputs (xs, ys), the metric spaces being aligned (mx, my) and SCOT's geodesic distances (Gx, Gy; None unless metric='geodesic')."
+    xs, ys = self._preprocess(tx, 'x'), self._preprocess(ty, 'y')
+    # the metric spaces: raw features, rows L2-normalised for normalize="l2", the top principal coordinates for "pca"
+    # (a rotation and a truncation; the networks see them whitened), never z-scored ones (per-feature scaling would
+    # distort the geometry the GW loss compares)
+    mx, my = (xs, ys) if self.normalize == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self.normalize == 'pca' else (tx, ty)
+    if self.metric != 'geodesic': return xs, ys, mx, my, None, None
+    Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=_dev(self)) for s in (mx, my))
+    return xs, ys, mx, my, Gx, Gy
+
+def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool) -> torch.Tensor:
+    "Distances among the samples `idx`: rows/columns of the geodesic matrix `G`, else Euclidean between `pts`; ranks, or divided by the maximum."
+    D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
+    return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
+
+# %% ../nbs/14_latent_gw.ipynb #b6b23182
+def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
+    "At the current plan: the double-centred GW gradient, normalised (the fixed-point target), the GW loss, the Sinkhorn scaling."
+    with torch.no_grad():
+        C0 = _sqdist(f(xb), g(yb))
+        P, v = _kernel_sinkhorn(C0 / C0.mean().clamp_min(1e-12), eps, v, n_iter)
+        P = P.to(Dx.dtype)
+        loss = gw_loss(P, Dx, Dy)
+        G = _double_center(-2 * Dx @ P @ Dy)
+        G = G / G.norm().clamp_min(1e-12)
+    return G, loss, v
+
+def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L) -> tuple:
+    "The loss of one Adam step (parameters `c`): (total, GW loss of the unrolled plan for objective='direct', else None)."
+    C = _sqdist(f(xb), g(yb))
+    C = C / C.detach().mean().clamp_min(1e-12)
+    loss = None
+    if c['objective'] == 'direct':
+        P = log_sinkhorn(C, eps, n_iter=c['sinkhorn_iter'])[0]
+        loss = total = gw_loss(P, Dx, Dy)
+    else:
+        Cc = _double_center(C)
+        total = 1 - (Cc * G).sum() / Cc.norm().clamp_min(1e-12)
+    if c['spectral_reg'] > 0: total = total + c['spectral_reg'] * dirichlet_energy(C, *L)
+    return total, loss
+
+# %% ../nbs/14_latent_gw.ipynb #b7578722
+@patch
+def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
     "One training run from the initialisation `seed`: (f, g, history (steps, 3): step, ε, GW loss of the batch)."
-    c = self.config
-    with torch.random.fork_rng(devices=[self.device] if self.device.type == 'cuda' else []):
+    c, dev = self.get_params(), _dev(self)
+    with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
         torch.manual_seed(seed)
-        f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
-        g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(self.device)
+        f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
+        g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(list(f.parameters()) + list(g.parameters()), lr=c['lr'])
     nx, ny = xs.shape[0], ys.shape[0]
     bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
     full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
-    hist = np.zeros((c['n_steps'], 3))
+    hist, v, G, L = np.zeros((c['n_steps'], 3)), None, None, None
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
     f.train(); g.train()
-    v = None
     for step in range(c['n_steps']):
         eps = anneal_schedule(step, c['n_steps'], c['eps_start'], c['eps_end'], c['anneal'])
         if step % every == 0:
-            ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=self.device)
-            iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=self.device)
+            ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
+            iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
             xb, yb = xs[ix], ys[iy]
-            Dx, Dy = dists(mx[ix], Gx, ix), dists(my[iy], Gy, iy)
-            if c['spectral_reg'] > 0: Lx, Ly = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
+            Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
+            if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point':
-                with torch.no_grad():
-                    C0 = _sqdist(f(xb), g(yb))
-                    P, v = _kernel_sinkhorn(C0 / C0.mean().clamp_min(1e-12), eps, v if full else None, c['sinkhorn_iter'])
-                    P = P.to(Dx.dtype)
-                    loss = gw_loss(P, Dx, Dy)
-                    G = _double_center(-2 * Dx @ P @ Dy)
-                    G = G / G.norm().clamp_min(1e-12)
-        C = _sqdist(f(xb), g(yb))
-        C = C / C.detach().mean().clamp_min(1e-12)
-        if c['objective'] == 'direct':
-            P = log_sinkhorn(C, eps, n_iter=c['sinkhorn_iter'])[0]
-            loss = total = gw_loss(P, Dx, Dy)
-        else:
-            Cc = _double_center(C)
-            total = 1 - (Cc * G).sum() / Cc.norm().clamp_min(1e-12)
-        if c['spectral_reg'] > 0:
-            total = total + c['spectral_reg'] * dirichlet_energy(C, Lx, Ly)
+                G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['sinkhorn_iter'])
+        total, direct = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L)
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
-        hist[step] = step, eps, float(loss)
+        hist[step] = step, eps, float(loss if direct is None else direct)
     return f, g, hist
 
-LearnedGW.fit = _fit
+# %% ../nbs/14_latent_gw.ipynb #ef03aad7
+@patch
+def fit(self:LearnedGW, x, # (n, dx) first domain
+        y, # (m, dy) second domain: unpaired, any size, any width
+       ) -> LearnedGW:
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; returns self.
 
+    >>> x, y, _ = clustered_pair(60, d=4, seed=0)
+    >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
+    >>> m.fit(x, y) is m, [r['seed'] for r in m.restarts_], m.history_.shape
+    (True, [0, 1], (5, 3))
+    """
+    tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
+    dev, seed = _dev(self), int(self.seed)
+    if tx.device != ty.device: raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
+    if isinstance(x, torch.Tensor) and tx.device != dev:
+        raise ValueError(f"`x` is on {tx.device} but the model is on {dev}: move one of them explicitly")
+    tx, ty = tx.to(dev).float(), ty.to(dev).float()
+    self._fit_stats(tx, ty)
+    xs, ys, mx, my, Gx, Gy = self._spaces(tx, ty)
+    # the selection set: all training samples when small enough, else a fixed random subset (unsupervised: GW loss only)
+    rs = np.random.default_rng(seed)
+    sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=dev)
+    sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=dev)
+    Sx, Sy = _batch_dists(mx[sx], Gx, sx, self.rank), _batch_dists(my[sy], Gy, sy, self.rank)
+    best, self.restarts_ = None, []
+    for r in range(self.n_restarts):
+        f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r)
+        with torch.no_grad():
+            C = _sqdist(f(xs[sx]), g(ys[sy])).double()
+            P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self.eps_end, n_iter=200)
+            gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
+        self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw))
+        if best is None or gw < best[0]: best = (gw, f, g, hist)
+    self.gw_, self.f_, self.g_, self.history_ = best
+    self.f_.eval(); self.g_.eval()
+    return self
 
 # %% ../nbs/14_latent_gw.ipynb #6ef3e83d
-def _embed(self, v, side:str, name:str):
-    if self.f is None: raise RuntimeError("this LearnedGW is not fitted: call .fit(x, y) first")
+@patch
+def _embed(self:LearnedGW, v, side:str, name:str):
+    "Common-space embedding of the samples `v` of `side`, in row blocks."
     t, was_numpy = self._side_input(v, name, side)
-    net = self.f if side == 'x' else self.g
+    net = self.f_ if side == 'x' else self.g_
     rows = chunk_rows(t.shape[0], 4 * (t.shape[1] + 2 * self.hidden + self.dim))
     with torch.no_grad():
         out = torch.cat([net(self._preprocess(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
     return to_like(out, was_numpy)
 
-def _embed_x(self, x): # (n, dx) samples of the first domain (new ones too: inductive)
-    "Common-space embedding f(x), (n, dim)."
+@patch
+def embed_x(self:LearnedGW, x): # (n, dx) samples of the first domain (new ones too: inductive)
+    """Common-space embedding f(x), (n, dim): numpy in, numpy out; a tensor stays a tensor on its device.
+
+    >>> x, y, _ = clustered_pair(40, d=4, seed=0)
+    >>> LearnedGW(dim=8, n_steps=2).fit(x, y).embed_x(x[:5]).shape
+    (5, 8)
+    """
     return self._embed(x, 'x', 'x')
 
-def _embed_y(self, y): # (m, dy) samples of the second domain
-    "Common-space embedding g(y), (m, dim)."
+# %% ../nbs/14_latent_gw.ipynb #097dd8a4
+@patch
+def embed_y(self:LearnedGW, y): # (m, dy) samples of the second domain
+    """Common-space embedding g(y), (m, dim).
+
+    >>> x, y, _ = clustered_pair(40, d=4, seed=0)
+    >>> LearnedGW(dim=8, n_steps=2).fit(x, y[:, :3]).embed_y(y[:7, :3]).shape
+    (7, 8)
+    """
     return self._embed(y, 'y', 'y')
 
-LearnedGW._embed, LearnedGW.embed_x, LearnedGW.embed_y = _embed, _embed_x, _embed_y
-
 # %% ../nbs/14_latent_gw.ipynb #75f9f311
-def _coupling(self, x, # (n, dx) first-domain samples, seen in training or not
-              y, # (m, dy) second-domain samples
-              eps:float|None=None, # entropic regularisation relative to the mean cost; `eps_end` when None
-              n_iter:int=200, # maximum Sinkhorn iterations
-              tol:float=1e-4, # marginal error at which Sinkhorn stops
-              memory_budget:int|None=None, # bytes per block of the cost matrix
-             ) -> Coupling:
-    "The inductive use: one entropic OT solve between f(x) and g(y), blockwise, no GW iterations."
-    ex, ey = torch.as_tensor(self.embed_x(x)), torch.as_tensor(self.embed_y(y))
-    if isinstance(x, torch.Tensor): ex, ey = self.embed_x(x), self.embed_y(y)
+@patch
+def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training or not
+             y, # (m, dy) second-domain samples
+             eps:float|None=None, # entropic regularisation relative to the mean cost; `eps_end` when None
+             n_iter:int=200, # maximum Sinkhorn iterations
+             tol:float=1e-4, # marginal error at which Sinkhorn stops
+             memory_budget:int|None=None, # bytes per block of the cost matrix
+            ) -> Coupling:
+    """The inductive use: one entropic OT solve between f(x) and g(y), blockwise, no GW iterations.
+
+    >>> x, y, _ = clustered_pair(40, d=4, seed=0)
+    >>> LearnedGW(n_steps=2).fit(x, y).coupling(x[:30], y[:20]).shape
+    (30, 20)
+    """
+    ex, ey = self.embed_x(x), self.embed_y(y)
+    ex, ey = torch.as_tensor(ex), torch.as_tensor(ey)
     e = self.eps_end if eps is None else float(eps)
     if not e > 0: raise ValueError(f"`eps` must be > 0, got {eps}")
     f, g, scale, it = sinkhorn_potentials(ex, ey, e, n_iter, tol, memory_budget)
     return Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray))
 
-LearnedGW.coupling = _coupling
-
 # %% ../nbs/14_latent_gw.ipynb #5d5c1bb5
-def _save(self, path):
-    "Write config, preprocessing statistics and the weights of f and g to `path` (torch.save)."
-    if self.f is None: raise RuntimeError("nothing to save: fit the model first")
-    torch.save(dict(config=self.config, stats={k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in self.stats_.items()},
-                    f=self.f.state_dict(), g=self.g.state_dict(), history=self.history_), path)
+@patch
+def state_dict(self:LearnedGW) -> dict:
+    """What `save` writes (`relrep_nb.core.save_state`: plain values and tensors only): parameters, preprocessing statistics, weights of f and g, training record.
 
-@classmethod
-def _load(cls, path, map_location='cpu'):
-    "A fitted `LearnedGW` read from `save`'s file."
-    d = torch.load(path, map_location=map_location, weights_only=False)
-    m = cls(**d['config'], device=map_location)
-    m.stats_ = {k: (v.to(m.device) if isinstance(v, torch.Tensor) else v) for k, v in d['stats'].items()}
-    c = m.config
-    m.f = _mlp(m._in_dim('x'), c['hidden'], c['dim'], c['n_layers']).to(m.device)
-    m.g = _mlp(m._in_dim('y'), c['hidden'], c['dim'], c['n_layers']).to(m.device)
-    m.f.load_state_dict(d['f']); m.g.load_state_dict(d['g'])
-    m.f.eval(); m.g.eval()
-    m.history_ = d.get('history')
-    return m
+    >>> x, y, _ = clustered_pair(30, d=3, seed=0)
+    >>> sorted(LearnedGW(n_steps=1).fit(x, y).state_dict())
+    ['config', 'f', 'g', 'gw', 'history', 'restarts', 'selected', 'stats', 'tensors']
+    """
+    _check_fitted(self)
+    return dict(config={k: v for k, v in self.get_params().items() if k != 'device'}, tensors={},
+                stats={k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()},
+                f=dict(self.f_.state_dict()), g=dict(self.g_.state_dict()), history=torch.as_tensor(self.history_),
+                restarts=self.restarts_, gw=float(self.gw_), selected=getattr(self, 'selected_', None))
 
-LearnedGW.save, LearnedGW.load = _save, _load
+@patch
+def _load_extra(self:LearnedGW, sd:dict):
+    "Rebuild f and g from `state_dict`'s weights, on the device `load` mapped them to."
+    missing = {'stats', 'f', 'g', 'history', 'restarts', 'gw'} - set(sd)
+    if missing: raise ValueError(f"not a LearnedGW file: no {sorted(missing)} in it")
+    self.stats_, self.device = dict(sd['stats']), str(next(iter(sd['f'].values())).device)
+    self.f_ = _mlp(self._in_dim('x'), self.hidden, self.dim, self.n_layers).to(self.device)
+    self.g_ = _mlp(self._in_dim('y'), self.hidden, self.dim, self.n_layers).to(self.device)
+    self.f_.load_state_dict(sd['f']); self.g_.load_state_dict(sd['g']); self.f_.eval(); self.g_.eval()
+    self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
+    if sd.get('selected') is not None: self.selected_ = sd['selected']
+
+# %% ../nbs/14_latent_gw.ipynb #e490145f
+@patch
+def to(self:LearnedGW, device) -> LearnedGW:
+    "Move f, g and the preprocessing statistics to `device` (explicitly: inputs are never moved between devices)."
+    self.device = str(torch.device(device))
+    if getattr(self, 'f_', None) is not None:
+        self.f_, self.g_ = self.f_.to(device), self.g_.to(device)
+        self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()}
+    return self
 
 # %% ../nbs/14_latent_gw.ipynb #sc0re0py
-def _intra(self, t:torch.Tensor) -> torch.Tensor:
+@patch
+def _intra(self:LearnedGW, t:torch.Tensor) -> torch.Tensor:
     "Reference distances of the samples `t` for `score`: raw features (Euclidean, or SCOT's geodesic graph for metric='geodesic'), ranks if `rank`."
     if self.metric == 'geodesic': D = torch.as_tensor(graph_distances(t, min(self.k, len(t)), normalize=False), dtype=torch.float64, device=t.device)
     else: D = torch.cdist(t.double(), t.double())
     return rank_distances(D) if self.rank else D / D.max().clamp_min(1e-12)
 
-def _score(self, x, # (n, dx) first-domain samples (held out from training for model selection)
-           y, # (m, dy) second-domain samples, unpaired
-           eps:float|None=None, # ε of the inductive Sinkhorn solve; `eps_end` when None
-          ) -> float: # GW loss of the plan: lower is better
-    "Unsupervised quality of the inductive plan on (x, y): its GW loss against their own distances; no pairing is used."
+@patch
+def score(self:LearnedGW, x, # (n, dx) first-domain samples (held out from training for model selection)
+          y, # (m, dy) second-domain samples, unpaired
+          eps:float|None=None, # ε of the inductive Sinkhorn solve; `eps_end` when None
+         ) -> float: # GW loss of the plan: lower is better
+    """Unsupervised quality of the inductive plan on (x, y): its GW loss against their own distances; no pairing is used.
+
+    >>> x, y, _ = clustered_pair(60, d=4, seed=0)
+    >>> LearnedGW(n_steps=2).fit(x[:30], y[:30]).score(x[30:], y[30:]) > 0
+    True
+    """
     tx, _ = self._side_input(x, 'x', 'x'); ty, _ = self._side_input(y, 'y', 'y')
     if min(len(tx), len(ty)) < 2: raise ValueError(f"`score` needs at least 2 samples per side, got {len(tx)} and {len(ty)}")
     P = self.coupling(tx, ty, eps=eps).dense().double()
     return float(gw_loss(P, self._intra(tx), self._intra(ty)))
-
-LearnedGW._intra, LearnedGW.score = _intra, _score
-
 
 # %% ../nbs/14_latent_gw.ipynb #se1ect0p
 def select_config(x, # (n, dx) first domain, training samples
@@ -587,9 +757,14 @@ def select_config(x, # (n, dx) first domain, training samples
                   x_val=None, # held-out first-domain samples for `score`; the training samples when None (transductive use)
                   y_val=None, # held-out second-domain samples (unpaired)
                   seed:int=0, # seed of every candidate
-                 ) -> tuple[LearnedGW, "pd.DataFrame"]: # (best fitted model, table: name, score, seconds, model)
-    "Fit each candidate configuration and keep the one whose plan on (x_val, y_val) has the lowest GW loss (unsupervised)."
-    import pandas as pd
+                 ) -> tuple[LearnedGW, list]: # (best fitted model, one record per candidate: name, score, seconds, model)
+    """Fit each candidate configuration and keep the one whose plan on (x_val, y_val) has the lowest GW loss (unsupervised).
+
+    >>> x, y, _ = clustered_pair(80, d=4, seed=0)
+    >>> best, table = select_config(x[:40], y[:40], {'short': dict(n_steps=1), 'longer': dict(n_steps=20)}, x[40:], y[40:])
+    >>> best.selected_ in ('short', 'longer'), [r['name'] for r in table]
+    (True, ['short', 'longer'])
+    """
     if not isinstance(candidates, dict) or not candidates:
         raise ValueError(f"`candidates` must be a non-empty dict name -> LearnedGW kwargs, got {candidates!r}")
     if (x_val is None) != (y_val is None): raise ValueError("give both `x_val` and `y_val`, or neither")
@@ -602,12 +777,11 @@ def select_config(x, # (n, dx) first domain, training samples
         rows.append(dict(name=name, score=s, seconds=time.perf_counter() - t0, model=m))
         if best is None or s < best[0]: best = (s, name, m)
     best[2].selected_ = best[1]
-    return best[2], pd.DataFrame(rows)
-
+    return best[2], rows
 
 # %% ../nbs/14_latent_gw.ipynb #18417113
 def _get_rep(ad, use_rep, name:str) -> np.ndarray:
-    "The matrix of AnnData `ad` that `use_rep` names (`.X` when None), as a dense float array."
+    "The matrix of AnnData `ad` that `use_rep` names (`.X` when None), as a dense float array (AnnData is duck-typed: no import)."
     if not (hasattr(ad, 'obsm') and hasattr(ad, 'X') and hasattr(ad, 'n_obs')):
         raise TypeError(f"`{name}` must be an AnnData, got {type(ad).__name__}")
     if use_rep is None:
@@ -623,6 +797,7 @@ def _get_rep(ad, use_rep, name:str) -> np.ndarray:
         raise ValueError(f"`{name}` representation {use_rep or 'X'} has shape {X.shape}: expected (n_obs, >= 1 features)")
     return X.astype(np.float32)
 
+# %% ../nbs/14_latent_gw.ipynb #37fa7bd2
 def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)
@@ -631,7 +806,15 @@ def align(adata_x, # AnnData of the first modality
           eps:float|None=None, # ε of the final Sinkhorn solve
           **kwargs, # passed to `LearnedGW` when `model` is None
          ) -> Coupling:
-    "Fit (or reuse) a `LearnedGW` on two AnnData objects, write common embeddings to `.obsm[key_added]`, return the plan."
+    """Fit (or reuse) a `LearnedGW` on two AnnData objects, write common embeddings to `.obsm[key_added]`, return the plan.
+
+    >>> import anndata
+    >>> x, y, _ = clustered_pair(60, d=4, seed=0)
+    >>> A, B = anndata.AnnData(X=x), anndata.AnnData(X=y[:50])
+    >>> plan = align(A, B, n_steps=2)
+    >>> A.obsm['X_gw'].shape, B.obsm['X_gw'].shape, plan.shape
+    ((60, 16), (50, 16), (60, 50))
+    """
     if isinstance(use_rep, (tuple, list)):
         if len(use_rep) != 2: raise ValueError(f"`use_rep` must be None, a key, or a pair of keys, got {use_rep!r}")
         rx, ry = use_rep
@@ -642,306 +825,5 @@ def align(adata_x, # AnnData of the first modality
     cp = model.coupling(x, y, eps=eps)
     adata_x.obsm[key_added] = np.asarray(cp.ex.cpu().numpy())
     adata_y.obsm[key_added] = np.asarray(cp.ey.cpu().numpy())
-    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=dict(model.config))
+    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params())
     return cp
-
-# %% ../nbs/14_latent_gw.ipynb #6935dff8
-SINGLECELL = dict( # dataset -> (loader name, SCOT's kNN k, SCOT's ε)
-    snareseq=('load_snareseq', 110, 1e-3), scgem=('load_scgem', 35, 5e-3))
-
-def singlecell_defaults(dataset:str) -> dict:
-    "LearnedGW settings used on a single-cell dataset (SCOT's geodesic distances, full batch, 3 restarts; see the text for why not ranks)."
-    k = SINGLECELL[dataset][1]
-    return dict(normalize='l2', metric='geodesic', k=k, rank=False, n_steps=300, plan_every=10, batch_size=4096,
-                eps_start=10.0, eps_end=0.05, anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
-
-def _load_pair(dataset:str, n:int|None, seed:int):
-    from relrep_nb import data
-    if dataset not in SINGLECELL: raise ValueError(f"`dataset` must be one of {list(SINGLECELL)}, got {dataset!r}")
-    x, y, ct = getattr(data, SINGLECELL[dataset][0])(as_anndata=False)
-    if n is not None and n < len(x):
-        i = np.sort(np.random.default_rng(seed).choice(len(x), n, replace=False)); x, y, ct = x[i], y[i], ct[i]
-    return x.astype(np.float32), y.astype(np.float32), ct
-
-def learned_foscttm(x, y, seed:int=0, **kw) -> dict:
-    "Fit a LearnedGW on (x, y[shuffled]) (pairing hidden); FOSCTTM of the common embeddings and of the barycentric projection, seconds, model."
-    from relrep_nb.metrics import foscttm
-    perm = np.random.default_rng(10_000 + seed).permutation(len(y))
-    t0 = time.perf_counter(); c0 = time.process_time()
-    m = LearnedGW(seed=seed, **kw).fit(x, y[perm])
-    ex, ey = m.embed_x(x), m.embed_y(y)
-    # SCOT's read-out: x projected onto y's (L2-normalised) samples through the plan, compared with y
-    yn = y / np.maximum(np.linalg.norm(y, axis=1, keepdims=True), 1e-12)
-    xa = m.coupling(x, y).barycentric(yn)
-    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-    gw = float(m.restarts_.gw.min())
-    return dict(foscttm=float(foscttm(xa, yn)), foscttm_embedding=float(foscttm(ex, ey)), gw=gw, seconds=secs, cpu_seconds=cpu, model=m)
-
-def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
-                          seeds=(0, 1, 2), # seeds of the learned solver (and of its shuffle)
-                          n:int|None=None, # subsample this many cells (both modalities, same cells); None: all
-                          baseline:bool=True, # also run the SCOT-protocol entropic GW (POT)
-                          scot_max_iter:int=1000, # outer iterations of POT's solver
-                          **kw, # overrides of `singlecell_defaults(dataset)`
-                         ) -> "pd.DataFrame": # one row per method x seed: foscttm, seconds
-    "Experiment 5: FOSCTTM of the learned rank-based solver vs SCOT's entropic GW on a paired single-cell dataset."
-    import pandas as pd
-    from relrep_nb.metrics import foscttm
-    x, y, _ = _load_pair(dataset, n, 0)
-    rows = []
-    for s in seeds:
-        r = learned_foscttm(x, y, s, **{**singlecell_defaults(dataset), **kw})
-        rows.append(dict(dataset=dataset, method='learned GW', seed=s, n=len(x), foscttm=r['foscttm'],
-                         foscttm_embedding=r['foscttm_embedding'], gw=r['gw'], seconds=r['seconds'], cpu_seconds=r['cpu_seconds']))
-    if baseline:
-        _, k, e = SINGLECELL[dataset]
-        t0 = time.perf_counter(); c0 = time.process_time()
-        r = scot_gw(x, y, k=min(k, len(x) - 1), epsilons=(e,), max_iter=scot_max_iter)
-        rows.append(dict(dataset=dataset, method=f'entropic GW (POT, SCOT protocol, eps={e:g})', seed=0, n=len(x),
-                         foscttm=float(foscttm(r['x_aligned'], r['y'])), gw=r['gw'], seconds=time.perf_counter() - t0,
-                         cpu_seconds=time.process_time() - c0))
-    return pd.DataFrame(rows)
-
-# %% ../nbs/14_latent_gw.ipynb #16e43b3f
-def annealing_experiment(dataset:str='snareseq', n_init:int=20, n:int|None=None, **kw) -> "pd.DataFrame":
-    "Experiment 4: FOSCTTM over `n_init` random initialisations (one run each, no restarts), with and without ε-annealing."
-    import pandas as pd
-    x, y, _ = _load_pair(dataset, n, 0)
-    base = {**singlecell_defaults(dataset), **kw}
-    rows = []
-    for anneal in (True, False):
-        for s in range(n_init):
-            r = learned_foscttm(x, y, s, **{**base, 'n_restarts': 1, 'anneal': base.get('anneal', 0.5) if anneal else 0.0})
-            rows.append(dict(annealing=anneal, seed=s, foscttm=r['foscttm'], foscttm_embedding=r['foscttm_embedding'],
-                             gw=r['gw'], seconds=r['seconds']))
-    return pd.DataFrame(rows)
-
-# %% ../nbs/14_latent_gw.ipynb #65c5f15f
-def spectral_experiment(n_datasets:int=20, # synthetic pairs
-                        n:int=1000, # samples per side
-                        spectral_reg:float=1.0, # weight of the (normalised) Dirichlet energy in the regularised arm
-                        noise:float=1.0, # relative noise of y = x Q + noise (0.1: both arms solve it; 1.0: mismatch modes appear)
-                        n_clusters:int=10, # Gaussian clusters
-                        **kw, # overrides of LearnedGW
-                       ) -> "pd.DataFrame": # one row per dataset x arm: accuracy, GW loss
-    "Experiment 3: class accuracy of the matches on `n_datasets` unaligned noisy isometric pairs, with/without spectral regularisation."
-    import pandas as pd
-    rows = []
-    for s in range(n_datasets):
-        x, y, lab = clustered_pair(n, n_clusters=n_clusters, noise=noise, seed=s)
-        perm = np.random.default_rng(s).permutation(n)
-        for reg in (0.0, spectral_reg):
-            m = LearnedGW(seed=s, spectral_reg=reg, **kw).fit(x, y[perm])
-            acc = float((lab[m.coupling(x, y).match()] == lab).mean())
-            rows.append(dict(dataset=s, spectral_reg=reg, accuracy=acc, gw=float(m.restarts_.gw.min())))
-    return pd.DataFrame(rows)
-
-
-# %% ../nbs/14_latent_gw.ipynb #f8335cd9
-def fmnist_embeddings(n:int, # number of Fashion-MNIST training images (the first n, in file order)
-                      encoder:str='efficientnet-lite0', # a packaged image encoder of `relrep_nb.encoders`
-                      zoom:float=1.0, # < 1 shrinks each image around its centre (zero padding): a non-isometric view
-                      chunk:int=500, # images per cache file
-                     ) -> tuple[np.ndarray, np.ndarray]: # (embeddings float32 (n, d), labels (n,))
-    "Real image embeddings of Fashion-MNIST, encoded in cached chunks (slow on CPU the first time)."
-    import torch.nn.functional as F
-    from relrep_nb.data import load_fashion_mnist
-    from relrep_nb.encoders import get_encoder, cached_encode
-    imgs, lab = load_fashion_mnist('train')
-    if not 1 <= n <= len(imgs): raise ValueError(f"`n` must be in [1, {len(imgs)}], got {n}")
-    if not 0 < zoom <= 1: raise ValueError(f"`zoom` must be in (0, 1], got {zoom}")
-    enc = get_encoder(encoder)
-    out = []
-    for s in range(0, n, chunk):
-        im = np.array(imgs[s:min(s + chunk, n)])
-        if zoom < 1:
-            h = max(1, round(28 * zoom)); o = (28 - h) // 2
-            small = F.interpolate(torch.from_numpy(im).float()[:, None], size=(h, h), mode='bilinear', antialias=True)
-            im = np.zeros_like(im); im[:, o:o + h, o:o + h] = small[:, 0].round().clamp(0, 255).byte().numpy()
-        out.append(np.asarray(cached_encode(enc, im, progress=False)))
-    return np.concatenate(out).astype(np.float32), lab[:n]
-
-def _peak_rss_mib() -> float:
-    import resource, sys
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return r / 2**20 if sys.platform == 'darwin' else r / 1024
-
-def pot_gw_bytes(n:int) -> int:
-    "Memory POT's dense entropic GW needs at n per side: ~6 float64 n x n matrices (two distance matrices, plan, tensors)."
-    return 6 * 8 * n * n
-
-IMAGE_CANDIDATES = { # configurations `select_config` chooses among on image embeddings (name -> LearnedGW kwargs)
-    'mlp3 (z-score)': dict(eps_end=0.01),
-    'mlp3 (pca32)': dict(normalize='pca', n_components=32, eps_end=0.01),
-    'linear (pca16)': dict(normalize='pca', n_components=16, n_layers=1, dim=16, eps_end=0.01),
-    'linear (pca32)': dict(normalize='pca', n_components=32, n_layers=1, dim=32, eps_end=0.01),
-    'linear (pca64)': dict(normalize='pca', n_components=64, n_layers=1, dim=64, eps_end=0.01)}
-
-def _pot_euclidean(X, Y, eps_grid) -> tuple:
-    "POT's entropic GW between the Euclidean distance matrices (each / its max) of X and Y, ε chosen by GW loss: (ε, plan)."
-    Dx, Dy = (torch.cdist(torch.from_numpy(a).double(), torch.from_numpy(a).double()).numpy() for a in (X, Y))
-    e, _, T, _ = pot_entropic_gw(Dx / Dx.max(), Dy / Dy.max(), eps_grid, max_iter=1000)
-    return e, T
-
-def inductive_experiment(sizes=(1000,), # numbers of samples per side for the inductive alignment
-                         n_train:int=200, # unaligned samples per side for training
-                         n_steps:int=500, # training iterations
-                         seeds=(0,), # seeds (model, orthogonal map, samples)
-                         pairs:str='shuffled', # training sides: "shuffled" (the same images, one side permuted) or "disjoint" (different images)
-                         candidates:dict|None=None, # configurations `select_config` chooses among; IMAGE_CANDIDATES when None
-                         n_val:int=500, # held-out unaligned samples per side that the selection scores on
-                         pot_max:int=2000, # run POT's entropic GW only up to this n
-                         pot_eps=(5e-3, 1e-3, 5e-4), # ε grid of POT's entropic GW (chosen by its GW loss)
-                         emb=None, # (embeddings, labels) to use instead of `fmnist_embeddings(max(sizes))`
-                         n_iter:int=200, # maximum Sinkhorn iterations of the inductive coupling
-                         test_pool:str='all', # where test samples are drawn: "all" embeddings (may include the training/validation ones) or "unseen" only
-                         **kw, # overrides of every candidate's LearnedGW kwargs
-                        ) -> "pd.DataFrame": # one row per seed x n x method; .attrs['selection']: the candidates' held-out scores (records)
-    "Experiment 1: X = image embeddings, Y = X under a random orthogonal map; inductive class accuracy, time and memory vs n."
-    import pandas as pd
-    if pairs not in ('shuffled', 'disjoint'): raise ValueError(f"`pairs` must be 'shuffled' or 'disjoint', got {pairs!r}")
-    if test_pool not in ('all', 'unseen'): raise ValueError(f"`test_pool` must be 'all' or 'unseen', got {test_pool!r}")
-    X, lab = emb if emb is not None else fmnist_embeddings(max(sizes))
-    if n_train + n_val > len(X): raise ValueError(f"`n_train` + `n_val` = {n_train + n_val} exceeds the {len(X)} samples")
-    cands = {k: {'n_steps': n_steps, 'batch_size': n_train, **v, **kw} for k, v in (candidates or IMAGE_CANDIDATES).items()}
-    rows, sel_tabs = [], []
-    for s in seeds:
-        g = torch.Generator().manual_seed(s)
-        Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
-        Y = X @ Q
-        rng = np.random.default_rng(s)
-        ix = rng.choice(len(X), n_train, replace=False)
-        iy = rng.permutation(ix) if pairs == 'shuffled' else rng.choice(len(X), n_train, replace=False)
-        iv = rng.choice(np.setdiff1d(np.arange(len(X)), np.union1d(ix, iy)), n_val, replace=False)
-        t0 = time.perf_counter()
-        m, tab = select_config(X[ix], Y[iy], cands, X[iv], Y[rng.permutation(iv)], seed=s)
-        t_fit = time.perf_counter() - t0
-        sel_tabs.append(tab.drop(columns='model').assign(seed=s, selected=lambda d: d.name == m.selected_))
-        pool = np.arange(len(X)) if test_pool == 'all' else np.setdiff1d(np.arange(len(X)), np.union1d(np.union1d(ix, iy), iv))
-        for n in sizes:
-            if n > len(pool): raise ValueError(f"n = {n} exceeds the {len(pool)} samples of `test_pool`={test_pool!r}")
-            sel = rng.choice(pool, n, replace=False) if n < len(pool) else pool
-            t0 = time.perf_counter()
-            cp = m.coupling(X[sel], Y[sel], n_iter=n_iter)
-            mt = cp.match()
-            rows.append(dict(seed=s, n=n, method=f'learned GW (inductive, {m.selected_})', accuracy=float((lab[sel][mt] == lab[sel]).mean()),
-                             exact=float((mt == np.arange(n)).mean()), seconds=time.perf_counter() - t0, fit_seconds=t_fit,
-                             sinkhorn_iterations=cp.n_iter, peak_rss_mib=_peak_rss_mib()))
-            if n <= pot_max:
-                t0 = time.perf_counter()
-                e, T = _pot_euclidean(X[sel], Y[sel], pot_eps)
-                rows.append(dict(seed=s, n=n, method=f'entropic GW (POT, eps={e:g})', accuracy=float((lab[sel][T.argmax(1)] == lab[sel]).mean()),
-                                 exact=float((T.argmax(1) == np.arange(n)).mean()), seconds=time.perf_counter() - t0,
-                                 fit_seconds=0.0, peak_rss_mib=_peak_rss_mib()))
-    df = pd.DataFrame(rows)
-    df.attrs['selection'] = pd.concat(sel_tabs, ignore_index=True).to_dict('records')   # plain records: pd.concat of results keeps working
-    return df
-
-
-# %% ../nbs/14_latent_gw.ipynb #e96a789c
-def nonisometric_experiment(n:int=1000, # images (the first n of the training split), both views
-                            zoom:float=0.75, # the second view: images shrunk to this size (zero padding)
-                            encoder_y:str='efficientnet-lite0', # the second view's encoder (another one: a second kind of non-isometry)
-                            seeds=(0,), # seeds of the learned solver and of the shuffle
-                            candidates:dict|None=None, # configurations to select among (unsupervised); IMAGE_CANDIDATES when None
-                            n_steps:int=500, # training steps of each candidate
-                            pot_eps=(5e-3, 1e-3, 5e-4), # ε grid of the POT baseline (chosen by its GW loss)
-                           ) -> "pd.DataFrame":
-    "Experiment 2: X = EfficientNet-Lite0 embeddings of images, Y = embeddings of the same images shrunk by `zoom` and/or by `encoder_y` (unpaired); class accuracy."
-    import pandas as pd
-    X, lab = fmnist_embeddings(n); Y, _ = fmnist_embeddings(n, encoder=encoder_y, zoom=zoom)
-    cands = {k: {'n_steps': n_steps, 'batch_size': min(n, 256), **v} for k, v in (candidates or IMAGE_CANDIDATES).items()}
-    rows = []
-    for s in seeds:
-        perm = np.random.default_rng(s).permutation(n)
-        m, tab = select_config(X, Y[perm], cands, seed=s)        # transductive: scored on the (unpaired) data it aligns
-        for r in tab.itertuples():                              # every candidate's accuracy, for the record (selection never sees it)
-            rows.append(dict(seed=s, method=f'learned GW: {r.name}', selected=r.name == m.selected_, gw=r.score,
-                             accuracy=float((lab[r.model.coupling(X, Y).match()] == lab).mean())))
-    e, T = _pot_euclidean(X, Y, pot_eps)
-    rows.append(dict(seed=0, method=f'entropic GW (POT, eps={e:g})', selected=True, gw=float('nan'),
-                     accuracy=float((lab[T.argmax(1)] == lab).mean())))
-    return pd.DataFrame(rows)
-
-
-# %% ../nbs/14_latent_gw.ipynb #8115a3e1
-POT_MEMORY_LIMIT = 4 * 2**30 # bytes: the peak-memory goal of the inductive alignment, used to say where POT stops fitting
-
-def _gw_chapter(quick:bool=True):
-    "Claims of the learned-GW chapter (reduced sizes when `quick`)."
-    # POT's Sinkhorn is memory-bound matrix-vector work: with one BLAS thread (threadpoolctl, when installed) SNARE-seq's
-    # 50 outer iterations took 27.6 s of CPU here; two BLAS threads on the shared 2-core machine spun for several times that
-    # torch likewise: one thread (the notebook's default run took 18 s of CPU at one thread, 217 s at two)
-    nt = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        try: from threadpoolctl import threadpool_limits
-        except ImportError: return _gw_claims(quick)
-        with threadpool_limits(1, user_api='blas'): return _gw_claims(quick)
-    finally: torch.set_num_threads(nt)
-
-def _gw_claims(quick:bool):
-    "The body of `_gw_chapter`."
-    import pandas as pd
-    from relrep_nb.cli import Claim
-    tables, claims = {}, []
-    sc = {}
-    # quick: full datasets, fewer seeds; POT's solver stopped after 50 outer iterations (on SNARE-seq its FOSCTTM
-    # is the same as after 1000, measured in the chapter)
-    for ds, seeds in (('snareseq', (0,) if quick else (0, 1, 2, 3, 4)), ('scgem', (0, 1, 2) if quick else (0, 1, 2, 3, 4))):
-        df = singlecell_experiment(ds, seeds=seeds, scot_max_iter=50 if quick else 1000)
-        tables[f'exp5 {ds} FOSCTTM'] = df
-        lr, bl = df[df.method.str.startswith('learned')], df[~df.method.str.startswith('learned')]
-        sc[ds] = (lr.foscttm.mean(), lr.foscttm.std(), bl.foscttm.iloc[0])
-        claims.append(Claim(f'{ds}_learned_vs_entropic', float(lr.foscttm.mean() - bl.foscttm.iloc[0]),
-                            'learned below entropic GW (SCOT 0.1496 on SNARE-seq; bone marrow 0.069 vs 0.316)', lambda v: v < 0,
-                            f'mean learned FOSCTTM (barycentric, SCOT read-out) {lr.foscttm.mean():.3f} ± {lr.foscttm.std():.3f} ({len(lr)} seeds) minus '
-                            f'SCOT-protocol POT {bl.foscttm.iloc[0]:.3f}, {df.n.iloc[0]} cells', '< 0'))
-    an = annealing_experiment('scgem' if quick else 'snareseq', n_init=5 if quick else 20)
-    tables['exp4 annealing'] = an.groupby('annealing').foscttm.agg(['mean', 'std', 'min', 'max'])
-    mw, mo = an[an.annealing].foscttm, an[~an.annealing].foscttm
-    claims.append(Claim('annealing_stabilizes', float(mo.mean() - mw.mean()), 'annealing removes mismatch modes', lambda v: v > 0,
-                        f"mean FOSCTTM without - with annealing ({'scGEM' if quick else 'SNARE-seq'}, {len(mw)} inits each; "
-                        f"std {mo.std():.3f} without, {mw.std():.3f} with)", '> 0'))
-    sp = spectral_experiment(n_datasets=3 if quick else 20, n=200 if quick else 1000, n_steps=150 if quick else 300)
-    tables['exp3 spectral'] = sp.groupby('spectral_reg').accuracy.agg(['mean', 'std'])
-    a0, a1 = sp[sp.spectral_reg == 0].accuracy, sp[sp.spectral_reg > 0].accuracy
-    claims.append(Claim('spectral_reg_improves', float(a1.mean() - a0.mean()), '+20% accuracy, lower variance', lambda v: v > 0,
-                        f'class accuracy with - without the normalised Dirichlet term (noisy 10-cluster isometric pairs, {len(a0)} '
-                        f'datasets of n={200 if quick else 1000}; std {a1.std():.3f} with, {a0.std():.3f} without)', '> 0'))
-    # isometric: real embeddings; the full run goes to 45,000 per side (cold cache: ~40 CPU-minutes of encoding)
-    try:
-        # quick: 1000 images = 200 training + 300 held-out for the selection + 500 never seen, the test set; the
-        # paper's 500 steps (at 200 the unseen images reached only 0.698 same-class: measured)
-        ind = (inductive_experiment(sizes=(500,), n_steps=500, pot_max=500, n_val=300, emb=fmnist_embeddings(1000), test_pool='unseen')
-               if quick else inductive_experiment(sizes=(1000, 2000, 5000), n_steps=500, pot_max=2000, n_val=500))
-        if not quick: ind = pd.concat([ind, inductive_experiment(sizes=(10_000, 45_000), pot_max=0, n_iter=20)], ignore_index=True)
-        tables['exp1 inductive'] = ind
-        lr = ind[ind.method.str.startswith('learned')]
-        acc = float(lr[lr.n == lr.n.max()].accuracy.mean()); exact = float(lr[lr.n == lr.n.max()].exact.mean())
-    except (ImportError, FileNotFoundError, OSError) as e:
-        acc = exact = float('nan'); lr = None; tables['exp1 inductive'] = pd.DataFrame([dict(error=str(e))])
-    n_pot = int(math.sqrt(POT_MEMORY_LIMIT / pot_gw_bytes(1)))
-    claims.append(Claim('isometric_inductive_accuracy', acc, '> 99%', lambda v: v >= 0.99,
-                        'same-class accuracy of the inductive matches, Fashion-MNIST EfficientNet-Lite0 embeddings vs a random '
-                        f'orthogonal map of them, trained on 200 unaligned (shuffled) samples, configuration chosen by held-out GW '
-                        f'loss, largest n; exact matches {exact:.3f}', '>= 0.99'))
-    if quick:   # scale in the quick run: synthetic 64-d clustered features (no 12,000-image encoding on a cold cache)
-        n_big = 12_000
-        xs_, _, ls_ = clustered_pair(n_big, d=64, n_clusters=10, noise=0., seed=0)
-        big = inductive_experiment(sizes=(n_big,), n_steps=200, pot_max=0, emb=(xs_, ls_), n_iter=20, n_val=300)
-        tables['exp1 scale (synthetic)'] = big
-        what = 'synthetic 64-d'
-    else: big, what = lr[lr.n == lr.n.max()], 'Fashion-MNIST embeddings'
-    n_big = int(big.n.max())
-    ratio = float(n_big / n_pot) if big.peak_rss_mib.max() < POT_MEMORY_LIMIT / 2**20 else float('nan')
-    claims.append(Claim('inductive_scales_past_pot', ratio, 'learned solver scales (45,000 per side), POT does not',
-                        lambda v: v > 1, f'n = {n_big} aligned by the learned solver within {POT_MEMORY_LIMIT / 2**30:.0f} GiB peak RSS '
-                        f'({what}, accuracy {big.accuracy.iloc[0]:.3f}, peak {big.peak_rss_mib.max():.0f} MiB) / largest n whose dense '
-                        f'entropic GW (6 float64 n x n matrices) fits in {POT_MEMORY_LIMIT / 2**30:.0f} GiB ({n_pot})', '> 1'))
-    return dict(claims=claims, tables=tables)
-
-try:
-    from relrep_nb.cli import register_chapter
-    register_chapter('latent_gw', 'learned (amortised) Gromov-Wasserstein on single-cell multiomics and image embeddings')(_gw_chapter)
-except ImportError: pass

@@ -1,0 +1,81 @@
+"""The learned-GW method module after the method/experiments split: estimator protocol, safe save/load, cheap import."""
+import hashlib, inspect, io, os, pickle, struct, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pytest
+import torch
+from relrep_nb.core import RelativeProjector, load_state, save_state, _MAGIC, _FORMAT
+from relrep_nb.gw import LearnedGW, clustered_pair
+
+ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.fixture(scope='module')
+def fitted():
+    x, y, _ = clustered_pair(80, d=6, seed=0)
+    return LearnedGW(n_steps=5, n_restarts=2, seed=1).fit(x, y[:, :4]), x, y[:, :4]
+
+class _Payload:
+    "Unpickling this object calls `open(path, 'w')`: a stand-in for code a crafted file would run."
+    def __init__(self, path): self.path = str(path)
+    def __reduce__(self): return (open, (self.path, 'w'))
+
+def test_fit_returns_self_and_params_are_init_args():
+    x, y, _ = clustered_pair(40, d=3, seed=0)
+    m = LearnedGW(dim=4, n_steps=2)
+    assert not [k for k in vars(m) if k.endswith('_')]
+    assert m.fit(x, y) is m
+    init = [p for p in inspect.signature(LearnedGW.__init__).parameters if p != 'self']
+    assert list(m.get_params()) == init
+    assert all(getattr(m, p) == v for p, v in m.get_params().items())
+
+def test_methods_are_defined_on_the_class():
+    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'to'):
+        assert getattr(LearnedGW, name).__qualname__ == f'LearnedGW.{name}', name
+
+def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
+    m, x, y = fitted
+    m.save(tmp_path / 'gw.pt')
+    m2 = LearnedGW.load(tmp_path / 'gw.pt')
+    assert torch.equal(torch.as_tensor(m2.embed_x(x)), torch.as_tensor(m.embed_x(x)))
+    assert torch.equal(torch.as_tensor(m2.embed_y(y)), torch.as_tensor(m.embed_y(y)))
+    assert m2.get_params() == m.get_params() and m2.restarts_ == m.restarts_ and m2.gw_ == m.gw_
+    np.testing.assert_array_equal(m2.history_, m.history_)
+    sd = load_state(tmp_path / 'gw.pt', 'LearnedGW')                # the file is a weights-only state
+    assert all(type(v) in (int, float, bool, str, type(None)) for v in sd['config'].values())
+
+def _wrapped(body:bytes) -> bytes:
+    "`body` behind relrep_nb's header and a valid checksum: only the weights-only unpickler stands in the way."
+    return _MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body
+
+@pytest.mark.parametrize('writer', ['torch', 'pickle', 'torch-unwrapped'])
+def test_load_refuses_a_malicious_file(tmp_path, writer):
+    target = tmp_path / 'pwned'
+    evil = dict(kind='LearnedGW', state=dict(config={}, tensors={}, payload=_Payload(target)))
+    buf = io.BytesIO(); torch.save(evil, buf)
+    body = buf.getvalue() if writer.startswith('torch') else pickle.dumps(evil, protocol=2)
+    path = tmp_path / 'evil.pt'
+    path.write_bytes(body if writer == 'torch-unwrapped' else _wrapped(body))
+    with pytest.raises(ValueError, match='not a relrep_nb file' if writer == 'torch-unwrapped' else 'could not be read safely'):
+        LearnedGW.load(path)
+    assert not target.exists()                                      # the payload never ran
+
+def test_load_refuses_foreign_files(tmp_path):
+    save_state(dict(config={}, tensors={}), tmp_path / 'empty.pt', 'LearnedGW')
+    with pytest.raises(ValueError, match='not a LearnedGW file'):
+        LearnedGW.load(tmp_path / 'empty.pt')
+    RelativeProjector().fit(np.eye(3)).save(tmp_path / 'rp.pt')
+    with pytest.raises(ValueError, match='not a LearnedGW'):
+        LearnedGW.load(tmp_path / 'rp.pt')
+
+def test_method_module_import_is_cheap():
+    code = ("import sys, relrep_nb.gw; print([m for m in ('pandas', 'matplotlib', 'transformers', 'networkx', 'ot', 'anndata', "
+            "'relrep_nb.data', 'relrep_nb.encoders', 'relrep_nb.claims', 'relrep_nb.experiments') if m in sys.modules])")
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, check=True).stdout.strip()
+    assert out == '[]', out
+
+def test_to_moves_weights_and_statistics(fitted):
+    m, x, _ = fitted
+    before = m.embed_x(x)
+    assert m.to('cpu') is m and m.device == 'cpu' and m.stats_['mean_x'].device.type == 'cpu'
+    np.testing.assert_array_equal(m.embed_x(x), before)
