@@ -4,13 +4,13 @@
 
 # %% ../nbs/11_invariances.ipynb #bfb0d455
 from __future__ import annotations
-import inspect, math
+import math
 from typing import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from .core import RelativeProjector, TensorState, check_int, check_choice
+from .core import RelativeProjector, TensorState, check_int, check_choice, patch
 
 # %% auto #0
 __all__ = ['SPACES', 'AGGREGATIONS', 'ProductProjector', 'Aggregation', 'Concat', 'MLPSum', 'SelfAttention', 'MLPSelfAttention',
@@ -27,33 +27,9 @@ def _spaces(similarities, **kw) -> list:
     if len({p.sim.name for p in ps}) != len(ps): raise ValueError(f"`similarities` has duplicates: {[p.sim.name for p in ps]}")
     return ps
 
-class _ProjectorList(TensorState):
-    "`TensorState` for an estimator whose fitted state is a list of `RelativeProjector`s in `projectors_`."
-    def get_params(self) -> dict:
-        "The `__init__` parameters and their values (scikit-learn's `get_params`)."
-        return {k: getattr(self, k) for k in inspect.signature(type(self).__init__).parameters if k != 'self'}
 
-    def state_dict(self) -> dict:
-        "The configuration and every space's fitted state, as plain tensors and values (what `save` writes)."
-        if not hasattr(self, 'projectors_'): raise ValueError(f"this {type(self).__name__} is not fitted: nothing to save")
-        return dict(config=self.get_params(), tensors={}, spaces=[p.state_dict() for p in self.projectors_])
-
-    def _load_extra(self, sd:dict):
-        n, spaces = len(self._unfitted()), sd.get('spaces')
-        if not isinstance(spaces, list) or len(spaces) != n:
-            raise ValueError(f"not a {type(self).__name__} file: expected {n} fitted spaces under 'spaces'")
-        self.projectors_ = [RelativeProjector(**s['config']) for s in spaces]
-        for p, s in zip(self.projectors_, spaces):
-            for k, v in s['tensors'].items(): setattr(p, k, v)
-            p._load_extra(s)
-
-    def to(self, device):
-        "Move every space's fitted state to `device` (explicitly; `transform` never moves data)."
-        for p in getattr(self, 'projectors_', []): p.to(device)
-        return self
-
-# %% ../nbs/11_invariances.ipynb #39c0f7b5
-class ProductProjector(_ProjectorList):
+# %% ../nbs/11_invariances.ipynb #0bfab243
+class ProductProjector(TensorState):
     """One relative space per similarity over the same anchors: `(n, d)` samples -> `(n, S, k)` relative spaces.
 
     >>> g = torch.Generator().manual_seed(0)
@@ -91,6 +67,29 @@ class ProductProjector(_ProjectorList):
 
     __call__ = transform
     def __repr__(self): return f"ProductProjector(similarities={self.names}, n_anchors={self.n_anchors})"
+
+# %% ../nbs/11_invariances.ipynb #656b5726
+@patch
+def state_dict(self:ProductProjector) -> dict:
+    "The configuration and every space's fitted state, as plain tensors and values (what `save` writes)."
+    if not hasattr(self, 'projectors_'): raise ValueError("this ProductProjector is not fitted: nothing to save")
+    return dict(config=self.get_params(), tensors={}, spaces=[p.state_dict() for p in self.projectors_])
+
+@patch
+def _load_extra(self:ProductProjector, sd:dict):
+    n, spaces = len(self._unfitted()), sd.get('spaces')
+    if not isinstance(spaces, list) or len(spaces) != n:
+        raise ValueError(f"not a ProductProjector file: expected {n} fitted spaces under 'spaces'")
+    self.projectors_ = [RelativeProjector(**s['config']) for s in spaces]
+    for p, s in zip(self.projectors_, spaces):
+        for k, v in s['tensors'].items(): setattr(p, k, v)
+        p._load_extra(s)
+
+@patch
+def to(self:ProductProjector, device):
+    "Move every space's fitted state to `device` (explicitly; `transform` never moves data)."
+    for p in getattr(self, 'projectors_', []): p.to(device)
+    return self
 
 # %% ../nbs/11_invariances.ipynb #37cdcbb8
 class Aggregation(nn.Module):
@@ -181,7 +180,7 @@ class SelfAttention(Aggregation):
         if not hasattr(self, 'attention_'): raise ValueError("no attention recorded yet: call the module on a batch first")
         return self.attention_.mean((0, 1))
 
-# %% ../nbs/11_invariances.ipynb #7327012e
+# %% ../nbs/11_invariances.ipynb #3f3e4718
 class MLPSelfAttention(SelfAttention):
     """Per space LayerNorm -> Linear -> Tanh (own weights per space), then attention over spaces (QKV), mean over spaces.
 
@@ -212,7 +211,7 @@ def make_aggregation(name:str, # a key of `AGGREGATIONS`
     check_choice(name, 'aggregation', AGGREGATIONS)
     return Concat(n_spaces, n_anchors) if name == 'concat' else AGGREGATIONS[name](n_spaces, n_anchors, out_dim)
 
-# %% ../nbs/11_invariances.ipynb #8dc31bad
+# %% ../nbs/11_invariances.ipynb #5556ad40
 class ProductDecoder(nn.Module):
     """Relative decoder over a product space: `aggregation` (n, S, k) -> (n, out_dim), then an MLP head to `n_out`.
 
@@ -249,7 +248,7 @@ def freeze_except(model:nn.Module, # the model to freeze in place
     for p in model.parameters(): p.requires_grad_(id(p) in keep)
     return params
 
-# %% ../nbs/11_invariances.ipynb #7ceb404b
+# %% ../nbs/11_invariances.ipynb #1b543ffe
 def freeze_except_blending(model:nn.Module) -> list: # a model containing `SelfAttention`/`MLPSelfAttention` layers
     """Freeze everything but the space-blending (QKV) parameters of `model`'s aggregation layers; return those.
 
@@ -293,7 +292,7 @@ def fit_decoder(model:nn.Module, # a decoder taking (n, S, k) tensors
             opt.zero_grad(); lossf(model(r[idx]), y[idx]).backward(); opt.step()
     return model.eval()
 
-# %% ../nbs/11_invariances.ipynb #3b5526bc
+# %% ../nbs/11_invariances.ipynb #5d053361
 @torch.no_grad()
 def accuracy(model:nn.Module, # a classifier taking (n, S, k) tensors
              r, # (n, S, k) relative spaces

@@ -3,6 +3,7 @@ import inspect
 import numpy as np
 import pytest
 import torch
+from relrep_nb.core import save_state
 from relrep_nb.product import ProductProjector, ProductDecoder, SPACES, fit_decoder, accuracy
 
 @pytest.fixture
@@ -42,7 +43,12 @@ def test_unfitted_and_foreign_files(tmp_path, data):
     with pytest.raises(ValueError, match='not fitted'): ProductProjector().transform(x)
     with pytest.raises(ValueError, match='not fitted'): ProductProjector().save(tmp_path / 'x.pt')
     torch.save(dict(config=dict(similarities=list(SPACES)), tensors={}), tmp_path / 'foreign.pt')
-    with pytest.raises(ValueError, match='not a ProductProjector file'): ProductProjector.load(tmp_path / 'foreign.pt')
+    with pytest.raises(ValueError, match='not a relrep_nb file'): ProductProjector.load(tmp_path / 'foreign.pt')
+    save_state(dict(config=dict(similarities=list(SPACES)), tensors={}), tmp_path / 'nospaces.pt', 'ProductProjector')
+    with pytest.raises(ValueError, match='not a ProductProjector file'): ProductProjector.load(tmp_path / 'nospaces.pt')
+    ProductProjector(['cosine']).fit(anchors).save(tmp_path / 'one.pt')
+    with pytest.raises(ValueError, match='holds a ProductProjector, not a RelativeProjector'):
+        __import__('relrep_nb.core').core.RelativeProjector.load(tmp_path / 'one.pt')
 
 def test_loaded_projector_feeds_a_trained_decoder(tmp_path, data):
     x, anchors, _ = data
