@@ -3,6 +3,6 @@
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/11_invariances.ipynb #93a74148
+# %% ../nbs/11_invariances.ipynb #1454dd74
 from relrep_nb.product import *
 from relrep_nb.product import __all__

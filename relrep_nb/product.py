@@ -28,7 +28,7 @@ def _spaces(similarities, **kw) -> list:
     return ps
 
 
-# %% ../nbs/11_invariances.ipynb #0bfab243
+# %% ../nbs/11_invariances.ipynb #132fcaed
 class ProductProjector(TensorState):
     """One relative space per similarity over the same anchors: `(n, d)` samples -> `(n, S, k)` relative spaces.
 
@@ -68,7 +68,7 @@ class ProductProjector(TensorState):
     __call__ = transform
     def __repr__(self): return f"ProductProjector(similarities={self.names}, n_anchors={self.n_anchors})"
 
-# %% ../nbs/11_invariances.ipynb #656b5726
+# %% ../nbs/11_invariances.ipynb #4351d12b
 @patch
 def state_dict(self:ProductProjector) -> dict:
     "The configuration and every space's fitted state, as plain tensors and values (what `save` writes)."
@@ -180,7 +180,7 @@ class SelfAttention(Aggregation):
         if not hasattr(self, 'attention_'): raise ValueError("no attention recorded yet: call the module on a batch first")
         return self.attention_.mean((0, 1))
 
-# %% ../nbs/11_invariances.ipynb #3f3e4718
+# %% ../nbs/11_invariances.ipynb #042d2d41
 class MLPSelfAttention(SelfAttention):
     """Per space LayerNorm -> Linear -> Tanh (own weights per space), then attention over spaces (QKV), mean over spaces.
 
@@ -211,7 +211,7 @@ def make_aggregation(name:str, # a key of `AGGREGATIONS`
     check_choice(name, 'aggregation', AGGREGATIONS)
     return Concat(n_spaces, n_anchors) if name == 'concat' else AGGREGATIONS[name](n_spaces, n_anchors, out_dim)
 
-# %% ../nbs/11_invariances.ipynb #5556ad40
+# %% ../nbs/11_invariances.ipynb #18a35283
 class ProductDecoder(nn.Module):
     """Relative decoder over a product space: `aggregation` (n, S, k) -> (n, out_dim), then an MLP head to `n_out`.
 
@@ -248,7 +248,7 @@ def freeze_except(model:nn.Module, # the model to freeze in place
     for p in model.parameters(): p.requires_grad_(id(p) in keep)
     return params
 
-# %% ../nbs/11_invariances.ipynb #1b543ffe
+# %% ../nbs/11_invariances.ipynb #9b5a4e2f
 def freeze_except_blending(model:nn.Module) -> list: # a model containing `SelfAttention`/`MLPSelfAttention` layers
     """Freeze everything but the space-blending (QKV) parameters of `model`'s aggregation layers; return those.
 
@@ -292,7 +292,7 @@ def fit_decoder(model:nn.Module, # a decoder taking (n, S, k) tensors
             opt.zero_grad(); lossf(model(r[idx]), y[idx]).backward(); opt.step()
     return model.eval()
 
-# %% ../nbs/11_invariances.ipynb #5d053361
+# %% ../nbs/11_invariances.ipynb #a05a2731
 @torch.no_grad()
 def accuracy(model:nn.Module, # a classifier taking (n, S, k) tensors
              r, # (n, S, k) relative spaces
