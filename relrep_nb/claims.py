@@ -145,7 +145,9 @@ def run_chapter(ch:Chapter, # a registered chapter
             traceback.print_exc(file=sys.stderr)
     secs = time.perf_counter() - t0
     if not quiet:
-        for tname, df in (tables or {}).items(): print(f'-- {tname}\n{df.to_string() if hasattr(df, "to_string") else df}', file=out)
+        for tname, df in (tables or {}).items():   # long tables shortened: the JSON report and `run` keep them whole
+            txt = df.to_string(max_rows=20, max_cols=12, max_colwidth=40) if hasattr(df, 'to_string') else str(df)[:2000]
+            print(f'-- {tname}\n{txt}', file=out)
     for c in claims:
         print(f"  [{'holds' if c.holds else 'FAILS'}] {c.name} = {_fmt(c.value)} (rule: {c.rule}; paper: {c.paper}) {c.what}", file=out)
     _print_warnings(caught, out)
