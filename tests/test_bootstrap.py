@@ -2,7 +2,13 @@
 import numpy as np
 import pytest
 import torch
+from relrep_nb.core import torch_threads
 from relrep_nb.bootstrap import bootstrap_anchors, ot_match_loss, rotated_pair, seed_init, UnitRows
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_thread():
+    with torch_threads(1): yield   # small matrices: one thread is faster on a shared machine
 
 
 @pytest.fixture(scope='module')
