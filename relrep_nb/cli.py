@@ -4,147 +4,64 @@
 
 # %% ../nbs/09_cli.ipynb #6c49384e
 from __future__ import annotations
-import argparse, importlib, json, math, os, pkgutil, platform, sys, time, traceback
-from dataclasses import dataclass, field
-from typing import Callable
+import argparse, importlib, json, os, platform, sys
+from importlib.metadata import version as _dist_version, PackageNotFoundError
+from .claims import discover, reproduce
 
 # %% auto #0
-__all__ = ['CHAPTERS', 'Claim', 'Chapter', 'register_chapter', 'discover', 'run_chapter', 'reproduce', 'info', 'main']
-
-# %% ../nbs/09_cli.ipynb #d6a3cb42
-@dataclass
-class Claim:
-    "A paper's statement checked here: `holds` is `criterion(value)`, computed, never given."
-    name: str # short identifier, e.g. "ae_stitching_mse_ratio"
-    value: float # the figure measured here
-    paper: str # the paper's figure, as text (e.g. "5-35x")
-    criterion: Callable[[float], bool] # decides from `value` whether the claim holds
-    what: str = '' # what was measured, on which data, how many seeds
-    rule: str = '' # the criterion in words, e.g. ">= 5"
-
-    @property
-    def holds(self) -> bool:
-        v = self.value
-        if v is None or (isinstance(v, float) and math.isnan(v)): return False
-        return bool(self.criterion(v))
-
-    def to_dict(self) -> dict:
-        v = self.value
-        v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-        return dict(name=self.name, value=v, paper=self.paper, holds=self.holds, what=self.what, rule=self.rule)
-
-# %% ../nbs/09_cli.ipynb #de378e37
-@dataclass
-class Chapter:
-    "A chapter's registered experiment: `fn(quick=True) -> list[Claim]` or `dict(claims=..., tables=...)`."
-    name: str
-    fn: Callable
-    description: str = ''
-
-CHAPTERS: dict[str, Chapter] = {}
-
-def register_chapter(name:str, description:str=''):
-    "Decorator registering `fn(quick: bool)` as the experiment of chapter `name` for `relrep-nb reproduce`."
-    def _reg(fn):
-        CHAPTERS[name] = Chapter(name, fn, description)
-        return fn
-    return _reg
-
-# %% ../nbs/09_cli.ipynb #6fa8ee28
-def discover() -> dict[str, Chapter]:
-    "Import every module of the package so that chapters register themselves; return the registry."
-    import relrep_nb
-    for m in pkgutil.iter_modules(relrep_nb.__path__):
-        if m.name.startswith('_') or m.name == 'cli': continue
-        try: importlib.import_module(f'relrep_nb.{m.name}')
-        except ImportError as e: print(f"note: relrep_nb.{m.name} not importable here ({e})", file=sys.stderr)
-    return CHAPTERS
-
-# %% ../nbs/09_cli.ipynb #c3e06a00
-def _fmt(v):
-    if v is None: return 'n/a'
-    if isinstance(v, float): return f'{v:.4g}'
-    return str(v)
-
-def run_chapter(ch:Chapter, quick:bool=True, out=sys.stdout) -> dict:
-    "Run one chapter's experiment; return its JSON object (`seconds`, `claims`, and `error` if it failed)."
-    t0 = time.perf_counter()
-    print(f"== {ch.name}: {ch.description} ({'quick' if quick else 'full'})", file=out, flush=True)
-    try:
-        res = ch.fn(quick=quick)
-        claims, tables = (res.get('claims', []), res.get('tables', {})) if isinstance(res, dict) else (list(res), {})
-        err = None
-    except Exception as e:
-        claims, tables, err = [], {}, f'{type(e).__name__}: {e}'
-        traceback.print_exc(file=sys.stderr)
-    secs = time.perf_counter() - t0
-    for tname, df in tables.items(): print(f'-- {tname}\n{df.to_string()}', file=out)
-    for c in claims:
-        print(f"  [{'holds' if c.holds else 'FAILS'}] {c.name} = {_fmt(c.value)} (paper: {c.paper}; rule: {c.rule}) {c.what}", file=out)
-    if err: print(f'  ERROR {err}', file=out)
-    print(f'  ({secs:.1f} s)', file=out, flush=True)
-    d = dict(seconds=round(secs, 2), claims=[c.to_dict() for c in claims])
-    if err: d['error'] = err
-    return d
-
-# %% ../nbs/09_cli.ipynb #6959f48d
-def reproduce(chapters:list[str]|None=None, # chapter names; all registered chapters when empty
-              quick:bool=True, # the reduced version (minutes on 2 cores) or the full-size one
-              json_path:str|None=None, # write `{chapter: {"seconds":..., "claims": [...]}}` here
-              out=sys.stdout) -> dict:
-    "Run registered chapter experiments, print their claims, optionally write the JSON report."
-    reg = discover()
-    names = list(chapters) if chapters else list(reg)
-    unknown = [n for n in names if n not in reg]
-    if unknown: raise ValueError(f"unknown chapter(s) {unknown}; registered: {sorted(reg)}")
-    report = {n: run_chapter(reg[n], quick=quick, out=out) for n in names}
-    if json_path:
-        tmp = f'{json_path}.tmp'
-        with open(tmp, 'w') as f: json.dump(report, f, indent=2)
-        os.replace(tmp, json_path)
-    return report
+__all__ = ['info', 'main']
 
 # %% ../nbs/09_cli.ipynb #756151c8
-def _version(mod):
-    try: return importlib.import_module(mod).__version__
-    except Exception: return None
+def _version(dist:str):
+    try: return _dist_version(dist)
+    except PackageNotFoundError: return None
+
+_PACKAGES = {'torch': 'torch', 'numpy': 'numpy', 'scipy': 'scipy', 'pandas': 'pandas', 'matplotlib': 'matplotlib',
+             'ot': 'POT', 'anndata': 'anndata', 'scanpy': 'scanpy', 'transformers': 'transformers',
+             'sentence_transformers': 'sentence-transformers', 'onnxruntime': 'onnxruntime', 'faiss': 'faiss-cpu'}
 
 def info() -> dict:
     "Versions, devices, datasets and encoders available on this machine."
-    import torch, relrep_nb
-    d = dict(relrep_nb=relrep_nb.__version__, python=platform.python_version(), platform=platform.platform(),
-             packages={m: _version(m) for m in ['torch', 'numpy', 'scipy', 'pandas', 'matplotlib', 'ot', 'anndata',
-                                                 'scanpy', 'transformers', 'sentence_transformers', 'onnxruntime']},
+    import torch
+    d = dict(relrep_nb=_version('relrep_nb'), python=platform.python_version(), platform=platform.platform(),
+             packages={m: _version(dist) for m, dist in _PACKAGES.items()},
              threads=torch.get_num_threads(),
-             devices=['cpu'] + [f'cuda:{i} ({torch.cuda.get_device_name(i)})' for i in range(torch.cuda.device_count())],
-             cache=os.environ.get('RELREP_NB_CACHE'))
+             devices=['cpu'] + [f'cuda:{i} ({torch.cuda.get_device_name(i)})' for i in range(torch.cuda.device_count())])
     try:
         from relrep_nb import data
+        d['cache'] = str(data.cache_dir()) if hasattr(data, 'cache_dir') else os.environ.get('RELREP_NB_CACHE')
         d['datasets'] = data.list_datasets() if hasattr(data, 'list_datasets') else None
-    except ImportError: pass
+    except (ImportError, OSError) as e: d['datasets'] = f'unavailable ({e})'
     try:
         from relrep_nb import encoders
         d['encoders'] = encoders.list_encoders() if hasattr(encoders, 'list_encoders') else None
-    except ImportError: pass
-    d['chapters'] = sorted(discover())
+    except (ImportError, OSError) as e: d['encoders'] = f'unavailable ({e})'
+    d['chapters'] = list(discover())
     return d
 
 # %% ../nbs/09_cli.ipynb #4726cbc4
-def main(argv:list[str]|None=None) -> int:
-    "Entry point of the `relrep-nb` console script."
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='relrep-nb', description='Latent space communication: reproduce the chapters.')
+    p.add_argument('--version', action='version', version=f"relrep_nb {_version('relrep_nb')}")
     sub = p.add_subparsers(dest='cmd', required=True)
     r = sub.add_parser('reproduce', help="run chapters' experiments and check the papers' claims")
     g = r.add_mutually_exclusive_group()
-    g.add_argument('--quick', dest='quick', action='store_true', default=True, help='reduced version (default)')
-    g.add_argument('--full', dest='quick', action='store_false', help='full-size reproduction')
-    r.add_argument('--json', dest='json_path', default=None, help='write the claims as JSON to this path')
+    g.add_argument('--quick', dest='size', action='store_const', const='quick', default='quick', help='reduced version (default)')
+    g.add_argument('--full', dest='size', action='store_const', const='full', help='full-size reproduction')
+    r.add_argument('--json', dest='json_path', default=None, help='write the claims as JSON to this path (after each chapter)')
     r.add_argument('--strict', action='store_true', help='exit 1 when a claim does not hold')
+    r.add_argument('--quiet', action='store_true', help='print only the claims, not the tables')
+    r.add_argument('--threads', type=int, default=1, help='torch/BLAS threads during the runs (default 1)')
     r.add_argument('chapters', nargs='*', help='chapter names (default: all)')
-    sub.add_parser('list', help='list the registered chapters')
+    sub.add_parser('list', help='list the registered chapters in chapter order')
     i = sub.add_parser('info', help='versions, devices, data and encoders available here')
     i.add_argument('--json', action='store_true', help='print JSON')
-    a = p.parse_args(argv)
+    return p
+
+# %% ../nbs/09_cli.ipynb #503281e3
+def main(argv:list[str]|None=None) -> int:
+    "Entry point of the `relrep-nb` console script."
+    a = _parser().parse_args(argv)
     if a.cmd == 'info':
         d = info()
         if a.json: print(json.dumps(d, indent=2, default=str))
@@ -152,9 +69,10 @@ def main(argv:list[str]|None=None) -> int:
             for k, v in d.items(): print(f'{k}: {v}')
         return 0
     if a.cmd == 'list':
-        for n, ch in discover().items(): print(f'{n}\t{ch.description}')
+        chs = discover(); w = max(map(len, chs))
+        for n, ch in chs.items(): print(f'{n:<{w}}  {ch.description}')
         return 0
-    try: rep = reproduce(a.chapters, quick=a.quick, json_path=a.json_path)
+    try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet)
     except ValueError as e:
         print(f'error: {e}', file=sys.stderr); return 2
     n = sum(len(v['claims']) for v in rep.values())

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import math, os
+import contextlib, inspect, math, os
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -12,10 +12,10 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'Similarity',
-           'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim',
-           'fit_whitening', 'wip_sim', 'chunk_rows', 'TensorState', 'RelativeProjector', 'relative_projection',
-           'invariance_check']
+__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'check_int',
+           'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
+           'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows',
+           'TensorState', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
@@ -70,6 +70,84 @@ def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are 
     check_same_space(tx[:, :0], ty[:, :0], xname, yname)   # one device
     dt = torch.promote_types(tx.dtype, ty.dtype)
     return tx.to(dt), ty.to(dt), was_numpy
+
+# %% ../nbs/00_core.ipynb #7f2df91a
+def check_int(v, # the value received
+              name:str, # the argument's name, used in the message
+              min:int|None=None, # smallest allowed value (inclusive), None: unbounded
+              max:int|None=None, # largest allowed value (inclusive), None: unbounded
+             ) -> int:
+    """Return `v` as a Python int, or raise a `TypeError`/`ValueError` naming `name`.
+
+    >>> check_int(np.int64(3), 'k', min=1)
+    3
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an int, got {type(v).__name__} {v!r}")
+    v = int(v)
+    if (min is not None and v < min) or (max is not None and v > max):
+        lo = '-inf' if min is None else min; hi = 'inf' if max is None else max
+        raise ValueError(f"`{name}` must be in [{lo}, {hi}], got {v}")
+    return v
+
+# %% ../nbs/00_core.ipynb #71854d4c
+def check_choice(v, # the value received
+                 name:str, # the argument's name, used in the message
+                 choices, # the allowed values
+                ):
+    """Return `v` if it is one of `choices`, else raise a `ValueError` naming `name` and the choices.
+
+    >>> check_choice('fps', 'method', ('uniform', 'fps'))
+    'fps'
+    """
+    choices = tuple(choices)
+    try: ok = v in choices
+    except TypeError: ok = False  # unhashable/incomparable values are not choices
+    if not ok: raise ValueError(f"`{name}` must be one of {list(choices)}, got {v!r}")
+    return v
+
+# %% ../nbs/00_core.ipynb #32190917
+@contextlib.contextmanager
+def torch_threads(n:int|None): # threads inside the block (torch and BLAS); None: leave the settings alone
+    """Context manager: run the block with `n` torch (and BLAS) threads, restore the previous settings afterwards.
+
+    >>> with torch_threads(1): torch.get_num_threads()
+    1
+    """
+    if n is None:
+        yield; return
+    n = check_int(n, 'threads', min=1)
+    before = torch.get_num_threads()
+    try: from threadpoolctl import threadpool_limits
+    except ImportError: threadpool_limits = None
+    torch.set_num_threads(n)
+    try:
+        if threadpool_limits is None: yield
+        else:
+            with threadpool_limits(limits=n): yield
+    finally: torch.set_num_threads(before)
+
+# %% ../nbs/00_core.ipynb #01bf7f51
+def patch(f):
+    """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
+
+    >>> class A: pass
+    >>> @patch
+    ... def twice(self:A, v): return 2 * v
+    >>> A().twice(3), A.twice.__qualname__
+    (6, 'A.twice')
+    """
+    params = list(inspect.signature(f).parameters.values())
+    ann = params[0].annotation if params else inspect.Parameter.empty
+    if isinstance(ann, str):
+        import sys
+        ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
+        ns.update(f.__globals__)
+        ann = eval(ann, ns)
+    if ann is inspect.Parameter.empty or not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
+    f.__qualname__ = f'{ann.__name__}.{f.__name__}'
+    setattr(ann, f.__name__, f)
+    return f
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
@@ -324,45 +402,3 @@ def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept
                         **kw): # `pre`, `post`, `memory_budget` and similarity options (`shrinkage`, `eps`)
     "Relative representation of `x` with respect to `anchors`: an (n, k) matrix of similarities."
     return RelativeProjector(similarity, **kw).fit(anchors, reference=reference).transform(x)
-
-# %% ../nbs/00_core.ipynb #f05758bf
-def invariance_check(n:int=10_000, d:int=256, k:int=300, seed:int=0) -> dict:
-    "Largest relative-representation change under each similarity's invariance group, on random spaces."
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, d, generator=g)
-    anchors = x[torch.randperm(n, generator=g)[:k]]
-    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    perm, signs = torch.randperm(d, generator=g), torch.randint(0, 2, (d,), generator=g) * 2 - 1.
-    b = torch.randn(d, generator=g)
-    A = torch.randn(d, d, generator=g, dtype=torch.float64) / d**.5 + torch.eye(d, dtype=torch.float64)
-    x, anchors, b = x.double(), anchors.double(), b.double()
-    def dev(sim, f, **kw):
-        r0 = relative_projection(x, anchors, sim, reference=x, **kw)
-        r1 = relative_projection(f(x), f(anchors), sim, reference=f(x), **kw)
-        return (r1 - r0).abs().max().item() / r0.abs().max().item()
-    return {'cosine: rotation + scale': dev('cosine', lambda t: 2.5 * t @ q),
-            'euclidean: rotation + translation': dev('euclidean', lambda t: t @ q + b),
-            'l1: permutation + sign flips + translation': dev('l1', lambda t: t[:, perm] * signs + b),
-            'linf: permutation + sign flips + translation': dev('linf', lambda t: t[:, perm] * signs + b),
-            'wip: invertible affine map': dev('wip', lambda t: t @ A + b),
-            'cosine: affine (not invariant)': dev('cosine', lambda t: t @ A + b)}
-
-# %% ../nbs/00_core.ipynb #3dac82d1
-def _core_chapter(quick:bool=True):
-    "Invariance claims of the core operator."
-    import pandas as pd
-    from relrep_nb.cli import Claim
-    dv = invariance_check(**(dict(n=10_000, d=256, k=300) if quick else dict(n=100_000, d=768, k=1024)))
-    size = '10k x 256, 300 anchors' if quick else '100k x 768, 1024 anchors'
-    claims = [Claim(f"{name.split(':')[0]}_invariance", v, 'exact (0)', lambda v: v <= 1e-6,
-                    f'max relative change under {name.split(": ")[1]}, random Gaussian space {size}, float64', '<= 1e-6')
-              for name, v in dv.items() if 'not invariant' not in name]
-    v = dv['cosine: affine (not invariant)']
-    claims.append(Claim('cosine_not_affine_invariant', v, '> 0', lambda v: v >= 1e-2,
-                        f'max relative change of cosine relative vectors under a generic affine map, {size}', '>= 1e-2'))
-    return dict(claims=claims, tables={'max relative change': pd.Series(dv).to_frame('deviation')})
-
-try:
-    from relrep_nb.cli import register_chapter
-    register_chapter('core', 'invariances of the relative projection (synthetic spaces)')(_core_chapter)
-except ImportError: pass

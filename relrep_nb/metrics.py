@@ -6,11 +6,12 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize
+import torch.nn.functional as F
+from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize, check_int
 
 # %% auto #0
 __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'paired_cosine', 'cka', 'similarity_pearson',
-           'stitching_index']
+           'stitching_index', 'weighted_f1', 'macro_f1', 'linear_probe']
 
 # %% ../nbs/02_metrics.ipynb #d05eabcf
 def _pair(x, y, same_width:bool=True, min_rows:int=1):
@@ -251,3 +252,69 @@ def stitching_index(stitched, # performance of the stitched model(s): a number, 
     r = a / b
     if scalar: return float(r)
     return r if torch_in else r.numpy()
+
+# %% ../nbs/02_metrics.ipynb #133bbfad
+def _labels(y_true, y_pred) -> tuple[torch.Tensor, torch.Tensor]:
+    "Two validated 1-d integer label tensors of equal, non-zero length."
+    t = torch.as_tensor(np.asarray(y_true) if not isinstance(y_true, torch.Tensor) else y_true).flatten()
+    p = torch.as_tensor(np.asarray(y_pred) if not isinstance(y_pred, torch.Tensor) else y_pred).flatten().to(t.device)
+    if t.shape != p.shape: raise ValueError(f"`y_true` and `y_pred` must have the same length, got {len(t)} and {len(p)}")
+    if len(t) == 0: raise ValueError("`y_true` is empty")
+    if t.is_floating_point() or p.is_floating_point() or t.is_complex() or p.is_complex() or t.min() < 0 or p.min() < 0:
+        raise TypeError(f"labels must be non-negative integers, got dtypes {t.dtype} and {p.dtype}")
+    return t.long(), p.long()
+
+def _f1_per_class(t, p) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Per-class F1, support and presence mask (classes seen in `t` or `p`)."
+    c = int(max(t.max(), p.max())) + 1
+    cm = torch.bincount(t * c + p, minlength=c * c).reshape(c, c).double()
+    denom = cm.sum(0) + cm.sum(1)                      # 2 tp + fp + fn
+    present = denom > 0
+    return 2 * cm.diagonal() / denom.clamp_min(1), cm.sum(1), present
+
+# %% ../nbs/02_metrics.ipynb #f1c8083d
+def weighted_f1(y_true, # (n,) integer labels: torch tensor, numpy array or list
+                y_pred, # (n,) predicted labels
+               ) -> float:
+    """F1 per class averaged with the class frequencies of `y_true` as weights (scikit-learn's `average='weighted'`).
+
+    >>> weighted_f1([0, 0, 1, 1], [0, 0, 1, 0])
+    0.7333333333333334
+    """
+    f1, support, _ = _f1_per_class(*_labels(y_true, y_pred))
+    return float((f1 * support).sum() / support.sum())
+
+# %% ../nbs/02_metrics.ipynb #95e0b32e
+def macro_f1(y_true, # (n,) integer labels: torch tensor, numpy array or list
+             y_pred, # (n,) predicted labels
+            ) -> float:
+    """Macro-averaged F1 over the classes present in `y_true` or `y_pred`.
+
+    >>> macro_f1([0, 0, 1, 1], [0, 0, 1, 0])
+    0.7333333333333334
+    """
+    f1, _, present = _f1_per_class(*_labels(y_true, y_pred))
+    return float(f1[present].mean())
+
+# %% ../nbs/02_metrics.ipynb #e7967264
+def linear_probe(x_train, y_train, x_test, # features (n, d) and integer labels; test features (m, d)
+                 epochs:int=200, lr:float=0.05, weight_decay:float=1e-2, seed:int=0) -> np.ndarray:
+    """Predicted labels of `x_test` from a softmax-regression probe fitted on standardised `x_train`.
+
+    >>> x = np.r_[np.zeros((5, 2)), np.ones((5, 2))]; linear_probe(x, [0] * 5 + [1] * 5, x[[0, 9]]).tolist()
+    [0, 1]
+    """
+    xt, _ = as_tensor(x_train, 'x_train'); xs, _ = as_tensor(x_test, 'x_test'); check_same_space(xs, xt, 'x_test', 'x_train')
+    epochs, seed = check_int(epochs, 'epochs', min=1), check_int(seed, 'seed')
+    y = torch.as_tensor(np.asarray(y_train), dtype=torch.long)
+    if len(y) != len(xt): raise ValueError(f"`y_train` has {len(y)} labels for {len(xt)} rows of `x_train`")
+    mu, sd = xt.mean(0), xt.std(0).clamp_min(1e-6)
+    xt, xs = ((xt - mu) / sd).float(), ((xs - mu) / sd).float()
+    g = torch.Generator().manual_seed(seed)
+    W = (torch.randn(xt.shape[1], int(y.max()) + 1, generator=g) * 0.01).requires_grad_(True)
+    b = torch.zeros(W.shape[1], requires_grad=True)
+    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
+    with torch.enable_grad():
+        for _ in range(epochs):
+            opt.zero_grad(); F.cross_entropy(xt @ W + b, y).backward(); opt.step()
+    with torch.no_grad(): return (xs @ W + b).argmax(1).cpu().numpy()
