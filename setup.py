@@ -24,13 +24,14 @@ extras['all'] = sorted({r for k, v in extras.items() if k not in ('dev', 'docs')
 setuptools.setup(
     name=cfg['lib_name'],
     license=lic[0],
-    classifiers=['Development Status :: ' + statuses[int(cfg['status'])],
+    classifiers=['Development Status :: ' + statuses[int(cfg['status']) - 1],   # status 3 = '3 - Alpha'
                  'Intended Audience :: ' + cfg['audience'].title(),
                  'Natural Language :: ' + cfg['language'].title(),
                  'License :: ' + lic[1]]
                 + ['Programming Language :: Python :: ' + v for v in py_versions[py_versions.index(min_python):]],
     url=cfg['git_url'],
-    packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
+    # namespace packages: the data folders under relrep_nb/datasets ship as package data without setuptools' warning
+    packages=setuptools.find_namespace_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     package_data={cfg['lib_path']: reqs('package_data')},
     install_requires=requirements,

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, to_like, chunk_rows
+from .core import as_tensor, to_like, chunk_rows, check_int, check_choice
 
 # %% auto #0
 __all__ = ['ANCHOR_METHODS', 'kmeans', 'sample_anchors', 'parallel_anchors']
@@ -68,9 +68,15 @@ def _stratified(codes:np.ndarray, k:int, g:torch.Generator) -> torch.Tensor:
 def _work_dtype(t:torch.Tensor):
     return t.dtype if t.dtype in (torch.float32, torch.float64) else torch.float32
 
+def _rescaled(t:torch.Tensor) -> tuple[torch.Tensor, float]:
+    "`t` in its working dtype divided by its largest magnitude, and that scale: nearest/farthest relations are kept, squared distances cannot overflow."
+    w = t.to(_work_dtype(t))
+    s = float(w.abs().max()) if w.numel() else 1.0
+    return (w / s, s) if s > 0 else (w, 1.0)
+
 def _fps(x:torch.Tensor, k:int, g:torch.Generator) -> torch.Tensor:
     "Farthest point sampling of `k` distinct rows of `x`, starting from a seeded random row."
-    x = x.to(_work_dtype(x))
+    x, _ = _rescaled(x)
     n = x.shape[0]
     sq = x.pow(2).sum(1)
     first = int(torch.randint(n, (1,), generator=g))
@@ -125,9 +131,9 @@ def kmeans(x, # (n, d) samples: torch tensor or numpy array
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
     k = _check_k(k, n)
-    if n_iter < 0: raise ValueError(f"`n_iter` must be >= 0, got {n_iter}")
-    g = torch.Generator().manual_seed(int(seed))
-    w = t.to(_work_dtype(t))
+    n_iter, seed = check_int(n_iter, 'n_iter', min=0), check_int(seed, 'seed')
+    g = torch.Generator().manual_seed(seed)
+    w, scale = _rescaled(t)
     sq = w.pow(2).sum(1)
     c = w[_kmeanspp(w, sq, k, g)].clone()
     lab, _ = _nearest_centroid(w, sq, c, memory_budget)
@@ -138,7 +144,7 @@ def kmeans(x, # (n, d) samples: torch tensor or numpy array
         new, _ = _nearest_centroid(w, sq, c, memory_budget)
         if torch.equal(new, lab): break
         lab = new
-    return to_like(c.to(t.dtype), was_numpy), to_like(lab, was_numpy)
+    return to_like((c * scale).to(t.dtype), was_numpy), to_like(lab, was_numpy)
 
 # %% ../nbs/01_anchors.ipynb #5c279137
 def _nearest_distinct(x, sq, c, memory_budget) -> torch.Tensor:
@@ -182,19 +188,18 @@ def sample_anchors(x, # (n, d) samples: torch tensor (indices on its device) or 
                    n_iter:int=10, # Lloyd iterations for "kmeans"
                    memory_budget:int|None=None): # bytes of intermediates per block ("kmeans")
     "Indices of `k` distinct anchor rows of `x`: a LongTensor on `x`'s device, or an int64 numpy array."
-    if method not in ANCHOR_METHODS:
-        raise ValueError(f"unknown anchor `method` {method!r}; expected one of {ANCHOR_METHODS}")
+    check_choice(method, 'method', ANCHOR_METHODS)
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
     k = _check_k(k, n)
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator().manual_seed(check_int(seed, 'seed'))
     if method == 'uniform': idx = _uniform(n, k, g)
     elif method == 'stratified': idx = _stratified(_as_labels(y, n), k, g)
     elif method == 'fps': idx = _fps(t, k, g)
     else:
         c, _ = kmeans(t, k, n_iter=n_iter, seed=seed, memory_budget=memory_budget)
-        w = t.to(_work_dtype(t))
-        idx = _nearest_distinct(w, w.pow(2).sum(1), c.to(w.dtype), memory_budget)
+        w, scale = _rescaled(t)
+        idx = _nearest_distinct(w, w.pow(2).sum(1), c.to(w.dtype) / scale, memory_budget)
     idx = idx.to(t.device)
     return idx.cpu().numpy().astype(np.int64) if was_numpy else idx
 
@@ -211,6 +216,7 @@ def _as_index(i, name:str, n:int) -> torch.Tensor:
         raise ValueError(f"`{name}` has indices in [{int(i.min())}, {int(i.max())}] but must lie in [0, {n - 1}]")
     return i
 
+# %% ../nbs/01_anchors.ipynb #ca16106f
 def parallel_anchors(x, # (n, d1) first space
                      y, # (m, d2) second space
                      k:int|None=None, # anchors to choose among the pairs (None: all pairs, in order)

@@ -89,6 +89,8 @@ def subset_indices(
         raise TypeError(f"n must be an int or None, got {type(n).__name__} {n!r}")
     if not 1 <= n <= total:
         raise ValueError(f"n must be between 1 and the {total} samples available, got n={n}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"`seed` must be an int (a None seed would make the subset irreproducible), got {type(seed).__name__} {seed!r}")
     rng = np.random.default_rng(seed)
     if not stratified: return np.sort(rng.choice(total, n, replace=False)).astype(np.int64)
     classes, inv, counts = np.unique(y, return_inverse=True, return_counts=True)

