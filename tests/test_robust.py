@@ -136,14 +136,15 @@ def test_classifier_trains_with_densification():
     assert len(hist) == 3 and all(math.isfinite(h['ce']) and math.isfinite(h['topo']) for h in hist)
     with pytest.raises(ValueError, match='beta'): fit_densified(m, x, y, epochs=1, lam=0.1)
 
-def test_dead_feature_dropped_and_gradient_finite():
+def test_constant_feature_dropped_tiny_feature_kept_gradient_finite():
     g = torch.Generator().manual_seed(0)
     z, a = torch.randn(10, 4, generator=g), torch.randn(6, 4, generator=g)
-    z[:, 2], a[:, 2] = 1e-33 * torch.randn(10, generator=g), 1e-33 * torch.randn(6, generator=g)   # like all-MiniLM-L6-v2's dead unit
+    z[:, 2], a[:, 2] = 3., 3.                                   # constant over the anchors: dropped
+    z[:, 1], a[:, 1] = 1e-12 * z[:, 1], 1e-12 * a[:, 1]         # tiny: the projection is scale-blind, it is kept
     z.requires_grad_(); a.requires_grad_()
     p = RobustProjector(center=True).fit(a)
-    assert p.inv_scale_[2].item() == 0
+    assert p.inv_scale_[2].item() == 0 and p.inv_scale_[1].item() > 0
     r = robust_projection(z, a, center=True)
-    torch.testing.assert_close(r, robust_projection(z[:, [0, 1, 3]], a[:, [0, 1, 3]], center=True))
+    torch.testing.assert_close(r, robust_projection(z[:, [0, 1, 3]] * torch.tensor([1., 1e12, 1.]), a[:, [0, 1, 3]] * torch.tensor([1., 1e12, 1.]), center=True))
     r.sum().backward()
     assert torch.isfinite(z.grad).all() and torch.isfinite(a.grad).all()
