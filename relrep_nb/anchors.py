@@ -211,6 +211,7 @@ def _as_index(i, name:str, n:int) -> torch.Tensor:
         raise ValueError(f"`{name}` has indices in [{int(i.min())}, {int(i.max())}] but must lie in [0, {n - 1}]")
     return i
 
+# %% ../nbs/01_anchors.ipynb #ca16106f
 def parallel_anchors(x, # (n, d1) first space
                      y, # (m, d2) second space
                      k:int|None=None, # anchors to choose among the pairs (None: all pairs, in order)

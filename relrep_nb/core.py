@@ -4,7 +4,8 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import contextlib, math, os
+import contextlib, copy, hashlib, inspect, io, math, os, struct
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -13,9 +14,9 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'check_int',
-           'check_choice', 'torch_threads', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
-           'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows',
-           'TensorState', 'RelativeProjector', 'relative_projection']
+           'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
+           'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows', 'save_state',
+           'load_state', 'TensorState', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
@@ -27,6 +28,7 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
         t = torch.from_numpy(np.ascontiguousarray(x))
     elif isinstance(x, torch.Tensor): t = x
     else: raise TypeError(f"`{name}` must be a torch.Tensor or numpy.ndarray, got {type(x).__name__}")
+    if t.is_complex(): raise TypeError(f"`{name}` is complex ({t.dtype}): relrep_nb works on real spaces; pass .real or split the parts")
     if not t.is_floating_point(): t = t.to(torch.get_default_dtype())
     if ndim is not None and t.ndim != ndim:
         raise ValueError(f"`{name}` must be {ndim}-dimensional, got shape {tuple(t.shape)}")
@@ -126,6 +128,28 @@ def torch_threads(n:int|None): # threads inside the block (torch and BLAS); None
         else:
             with threadpool_limits(limits=n): yield
     finally: torch.set_num_threads(before)
+
+# %% ../nbs/00_core.ipynb #01bf7f51
+def patch(f):
+    """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
+
+    >>> class A: pass
+    >>> @patch
+    ... def twice(self:A, v): return 2 * v
+    >>> A().twice(3), A.twice.__qualname__
+    (6, 'A.twice')
+    """
+    params = list(inspect.signature(f).parameters.values())
+    ann = params[0].annotation if params else inspect.Parameter.empty
+    if isinstance(ann, str):
+        import sys
+        ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
+        ns.update(f.__globals__)
+        ann = eval(ann, ns)
+    if ann is inspect.Parameter.empty or not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
+    f.__qualname__ = f'{ann.__name__}.{f.__name__}'
+    setattr(ann, f.__name__, f)
+    return f
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
@@ -229,19 +253,73 @@ def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
     return max(1, min(n, budget // max(1, row_bytes)))
 
 # %% ../nbs/00_core.ipynb #12dd1adb
+_MAGIC, _FORMAT = b'RELREPNB', 1
+
+def _plain(v, key:str):
+    "`v` with numpy scalars made Python scalars; a `TypeError` naming `key` for values a safe load cannot rebuild."
+    if isinstance(v, np.generic): return v.item()
+    if v is None or isinstance(v, (bool, int, float, str, torch.Tensor)): return v
+    if isinstance(v, (list, tuple)): return type(v)(_plain(x, f'{key}[{i}]') for i, x in enumerate(v))
+    if isinstance(v, dict): return {k: _plain(x, f'{key}.{k}') for k, x in v.items()}
+    raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
+
+def save_state(state:dict, path, kind:str):
+    "Write `state` (plain values and tensors) of an object of class `kind` to `path`: checksummed, atomic."
+    buf = io.BytesIO(); torch.save(dict(kind=kind, state=_plain(state, 'state')), buf)
+    body = buf.getvalue(); path = Path(path)
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try:
+        with open(tmp, 'wb') as f:
+            f.write(_MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body)
+            f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists(): tmp.unlink()
+
+# %% ../nbs/00_core.ipynb #30d454c5
+def load_state(path, kind:str, map_location='cpu') -> dict:
+    "Read the state saved by `save_state` for class `kind`; one clear `ValueError` for a bad file."
+    raw = Path(path).read_bytes()
+    head = len(_MAGIC) + 4 + 32
+    if len(raw) < head or not raw.startswith(_MAGIC):
+        raise ValueError(f"{path} is not a relrep_nb file (expected a file written by {kind}.save)")
+    fmt, = struct.unpack('<I', raw[len(_MAGIC):len(_MAGIC) + 4])
+    if fmt > _FORMAT: raise ValueError(f"{path} has format {fmt}; this relrep_nb reads format <= {_FORMAT}: upgrade it")
+    if hashlib.sha256(raw[head:]).digest() != raw[len(_MAGIC) + 4:head]:
+        raise ValueError(f"{path} is corrupt: its checksum does not match its content")
+    try: d = torch.load(io.BytesIO(raw[head:]), map_location=map_location, weights_only=True)
+    except Exception as e: raise ValueError(f"{path} could not be read safely ({type(e).__name__}: {e})") from None
+    if not isinstance(d, dict) or d.get('kind') != kind:
+        raise ValueError(f"{path} holds a {d.get('kind') if isinstance(d, dict) else type(d).__name__}, not a {kind}")
+    return d['state']
+
+# %% ../nbs/00_core.ipynb #bb8648ac
 class TensorState:
-    "Mixin: `save`, `load` and `to` for estimators whose `state_dict()` holds `config` and `tensors` (attributes ending in `_`)."
+    "Mixin: `get_params`, `save`, `load` and `to` for estimators (parameters as attributes, fitted tensors in `*_`)."
+    def get_params(self) -> dict:
+        "The `__init__` parameters and their values (keyword-catching `**kw` parameters merged in)."
+        out = {}
+        for name, prm in inspect.signature(type(self).__init__).parameters.items():
+            if name == 'self' or prm.kind == prm.VAR_POSITIONAL: continue
+            if prm.kind == prm.VAR_KEYWORD: out.update(getattr(self, name, {}))
+            else: out[name] = getattr(self, name)
+        return out
+
     def _tensors(self) -> dict:
         return {k: v for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
 
+    def state_dict(self) -> dict:
+        "Configuration and fitted tensors (subclasses add non-tensor fitted state and restore it in `_load_extra`)."
+        return dict(config=self.get_params(), tensors=self._tensors())
+
     def save(self, path):
-        "Save the fitted state to `path` (torch format)."
-        torch.save(self.state_dict(), path)
+        "Save the configuration and fitted state to `path` (checksummed, written atomically)."
+        save_state(self.state_dict(), path, type(self).__name__)
 
     @classmethod
     def load(cls, path, map_location='cpu'):
-        "Load an object written by `save` (tensors only: no code runs)."
-        sd = torch.load(path, map_location=map_location, weights_only=True)
+        "Load an object written by `save` (tensors and plain values only: no code runs)."
+        sd = load_state(path, cls.__name__, map_location)
         obj = cls(**sd['config'])
         for k, v in sd['tensors'].items(): setattr(obj, k, v)
         obj._load_extra(sd)
@@ -270,107 +348,148 @@ def _resolve_similarity(similarity) -> Similarity:
     raise TypeError(f"`similarity` must be a registered name or a callable, got {type(similarity).__name__}")
 
 # %% ../nbs/00_core.ipynb #a1fb8d70
+def _accepted_kw(sim:Similarity) -> set:
+    "Keyword options a similarity understands: its `fit`'s named parameters and `fn`'s (fitted statistics excluded)."
+    names = set()
+    for f, skip in ((sim.fit, 1), (sim.fn, 2)):
+        if f is None: continue
+        prms = list(inspect.signature(f).parameters.values())[skip:]
+        names |= {q.name for q in prms if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
+    return names - {'mean', 'whitener'}
+
 class RelativeProjector(TensorState):
-    "Relative projection onto anchors, with pre/post transforms fitted on anchors or a reference set."
+    """Relative projection onto anchors, with pre/post transforms fitted on anchors or a reference set.
+
+    >>> x = torch.eye(3, dtype=torch.float64); RelativeProjector('cosine').fit(x[:2]).transform(x).tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    """
     def __init__(self,
                  similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable `fn(x, anchors)`
                  pre:str|None=None, # None, "center", "standardize" or "l2": applied to samples and anchors
                  post:str|None=None, # None, "l2", "layernorm" or "standardize": applied to relative vectors
                  memory_budget:int|None=None, # bytes of intermediates per chunk (default 512 MiB)
-                 **sim_kw): # passed to the similarity's `fit` (e.g. `shrinkage`, `eps` for "wip") and `fn`
-        self.sim = _resolve_similarity(similarity)
-        if pre not in _PRE: raise ValueError(f"`pre` must be one of {_PRE}, got {pre!r}")
-        if post not in _POST: raise ValueError(f"`post` must be one of {_POST}, got {post!r}")
+                 **sim_kw): # the similarity's options, e.g. `shrinkage`, `eps` for "wip"; unknown names are refused
+        sim = _resolve_similarity(similarity)
+        check_choice(pre, 'pre', _PRE); check_choice(post, 'post', _POST)
+        if memory_budget is not None: check_int(memory_budget, 'memory_budget', min=1)
+        unknown = sorted(set(sim_kw) - _accepted_kw(sim))
+        if unknown: raise TypeError(f"unexpected keyword argument(s) {unknown} for similarity {sim.name!r} "
+                                    f"(it accepts {sorted(_accepted_kw(sim))})")
         self.similarity, self.pre, self.post, self.memory_budget, self.sim_kw = similarity, pre, post, memory_budget, sim_kw
         self.anchors_ = None
 
-    def _pre(self, t):
-        if self.pre is None: return t
-        if self.pre == 'l2': return _normalize(t)
-        t = t - self.pre_mean_
-        return t / self.pre_std_ if self.pre == 'standardize' else t
-
-    def _post(self, r):
-        if self.post is None: return r
-        if self.post == 'l2': return _normalize(r)
-        if self.post == 'layernorm':
-            r = r - r.mean(-1, keepdim=True)
-            return r / r.pow(2).mean(-1, keepdim=True).add(1e-5).sqrt()
-        return (r - self.post_mean_) / self.post_std_
-
-    def _scores(self, t):
-        return self.sim.fn(self._pre(t), self.anchors_, **self.stats_, **self.fn_kw_)
-
-    def fit(self, anchors, reference=None):
-        "Fit on `anchors` (k, d); statistics come from `reference` (m, d) when given, else from the anchors."
-        a, _ = as_tensor(anchors, 'anchors')
-        if a.shape[0] == 0: raise ValueError("`anchors` is empty: at least one anchor is needed")
-        ref = a if reference is None else as_tensor(reference, 'reference')[0].to(a.dtype)
-        if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
-        if self.pre in ('center', 'standardize'):
-            if ref.shape[0] < 2 and self.pre == 'standardize':
-                raise ValueError("`pre='standardize'` needs at least 2 reference rows")
-            self.pre_mean_ = ref.mean(0)
-            self.pre_std_ = ref.std(0).clamp_min(1e-8) if self.pre == 'standardize' else None
-        fit_kw = {}
-        if self.sim.fit is not None:
-            import inspect
-            names = inspect.signature(self.sim.fit).parameters
-            fit_kw = {k: v for k, v in self.sim_kw.items() if k in names}
-            self.stats_ = self.sim.fit(self._pre(ref), **fit_kw)
-        else: self.stats_ = {}
-        self.fn_kw_ = {k: v for k, v in self.sim_kw.items() if k not in fit_kw}
-        self.anchors_ = self._pre(a)
-        if self.post == 'standardize':
-            if ref.shape[0] < 2: raise ValueError("`post='standardize'` needs at least 2 reference rows")
-            r = self._scores(ref)
-            self.post_mean_, self.post_std_ = r.mean(0), r.std(0).clamp_min(1e-8)
-        return self
+    @property
+    def sim(self) -> Similarity: return _resolve_similarity(self.similarity)
 
     @property
     def n_anchors(self): return 0 if self.anchors_ is None else self.anchors_.shape[0]
 
-    def transform(self, x):
-        "Relative representation (n, k) of `x` (n, d): same type, device and dtype as `x`."
-        if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: call .fit(anchors) first")
-        t, was_numpy = as_tensor(x, 'x')
-        check_same_space(t, self.anchors_, 'x', 'anchors')
-        if t.dtype != self.anchors_.dtype: self._cast(t.dtype)
-        n, k, d = t.shape[0], self.anchors_.shape[0], t.shape[1]
-        rows = chunk_rows(n, t.element_size() * (2 * d + 2 * k), self.memory_budget)
-        if rows >= n: out = self._post(self._scores(t))
-        else:
-            out = torch.empty(n, k, dtype=t.dtype, device=t.device)
-            for i in range(0, n, rows): out[i:i + rows] = self._post(self._scores(t[i:i + rows]))
-        return to_like(out, was_numpy)
-
-    __call__ = transform
-
-    def _cast(self, dtype):
-        for k, v in list(vars(self).items()):
-            if isinstance(v, torch.Tensor) and v.is_floating_point(): setattr(self, k, v.to(dtype))
-        self.stats_ = {k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()}
-
-    def to(self, device):
-        "Move the fitted state to `device` (explicitly; `transform` never moves data)."
-        super().to(device)
-        self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in getattr(self, 'stats_', {}).items()}
-        return self
-
-    def state_dict(self) -> dict:
-        "The fitted state and the configuration, as plain tensors and values."
-        if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: nothing to save")
-        if not isinstance(self.similarity, str):
-            raise ValueError("only projectors with a registered similarity name can be saved")
-        return dict(config=dict(similarity=self.similarity, pre=self.pre, post=self.post,
-                                memory_budget=self.memory_budget, **self.sim_kw),
-                    tensors=self._tensors(), stats=self.stats_, fn_kw=self.fn_kw_)
-
-    def _load_extra(self, sd): self.stats_, self.fn_kw_ = sd['stats'], sd['fn_kw']
-
     def __repr__(self):
         return (f"RelativeProjector(similarity={self.sim.name!r}, pre={self.pre!r}, post={self.post!r}, "
                 f"n_anchors={self.n_anchors})")
+
+# %% ../nbs/00_core.ipynb #ed2fd6bc
+def _safe_std(t:torch.Tensor) -> torch.Tensor:
+    "Per-column standard deviation, with 1 where a column is constant (spread below its values' resolution)."
+    sd = t.std(0)
+    tiny = torch.finfo(t.dtype).eps * t.abs().amax(0).clamp_min(1) * 4
+    return torch.where(sd > tiny, sd, torch.ones_like(sd))
+
+@patch
+def _pre(self:RelativeProjector, t):
+    if self.pre is None: return t
+    if self.pre == 'l2': return _normalize(t)
+    t = t - self.pre_mean_
+    return t / self.pre_std_ if self.pre == 'standardize' else t
+
+@patch
+def _post(self:RelativeProjector, r):
+    if self.post is None: return r
+    if self.post == 'l2': return _normalize(r)
+    if self.post == 'layernorm':
+        r = r - r.mean(-1, keepdim=True)
+        return r / r.pow(2).mean(-1, keepdim=True).add(1e-5).sqrt()
+    return (r - self.post_mean_) / self.post_std_
+
+@patch
+def _scores(self:RelativeProjector, t):
+    return self.sim.fn(self._pre(t), self.anchors_, **self.stats_, **self.fn_kw_)
+
+# %% ../nbs/00_core.ipynb #f0c7de7c
+@patch
+def fit(self:RelativeProjector,
+        anchors, # (k, d) anchors
+        reference=None, # (m, d) statistics come from here when given, else from the anchors
+       ) -> RelativeProjector:
+    "Fit on `anchors` (k, d); statistics come from `reference` (m, d) when given, else from the anchors."
+    a, _ = as_tensor(anchors, 'anchors')
+    if a.shape[0] == 0: raise ValueError("`anchors` is empty: at least one anchor is needed")
+    ref = a if reference is None else as_tensor(reference, 'reference')[0].to(a.dtype)
+    if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
+    if self.pre in ('center', 'standardize'):
+        if ref.shape[0] < 2 and self.pre == 'standardize':
+            raise ValueError("`pre='standardize'` needs at least 2 reference rows")
+        self.pre_mean_ = ref.mean(0)
+        self.pre_std_ = _safe_std(ref) if self.pre == 'standardize' else None
+    sim, fit_kw = self.sim, {}
+    if sim.fit is not None:
+        names = inspect.signature(sim.fit).parameters
+        fit_kw = {k: v for k, v in self.sim_kw.items() if k in names}
+        self.stats_ = sim.fit(self._pre(ref), **fit_kw)
+    else: self.stats_ = {}
+    self.fn_kw_ = {k: v for k, v in self.sim_kw.items() if k not in fit_kw}
+    self.anchors_ = self._pre(a)
+    if self.post == 'standardize':
+        if ref.shape[0] < 2: raise ValueError("`post='standardize'` needs at least 2 reference rows")
+        r = self._scores(ref)
+        self.post_mean_, self.post_std_ = r.mean(0), _safe_std(r)
+    return self
+
+# %% ../nbs/00_core.ipynb #afe604d6
+@patch
+def transform(self:RelativeProjector, x):
+    "Relative representation (n, k) of `x` (n, d): same type, device and dtype as `x`."
+    if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: call .fit(anchors) first")
+    t, was_numpy = as_tensor(x, 'x')
+    check_same_space(t, self.anchors_, 'x', 'anchors')
+    p = self if t.dtype == self.anchors_.dtype else self._cast(t.dtype)
+    n, k, d = t.shape[0], self.anchors_.shape[0], t.shape[1]
+    rows = chunk_rows(n, t.element_size() * (2 * d + 2 * k), self.memory_budget)
+    if rows >= n: out = p._post(p._scores(t))
+    else:
+        out = torch.empty(n, k, dtype=t.dtype, device=t.device)
+        for i in range(0, n, rows): out[i:i + rows] = p._post(p._scores(t[i:i + rows]))
+    return to_like(out, was_numpy)
+
+RelativeProjector.__call__ = RelativeProjector.transform
+
+@patch
+def _cast(self:RelativeProjector, dtype) -> RelativeProjector:
+    "A shallow copy whose floating tensors (fitted state and statistics) are in `dtype`; `self` is unchanged."
+    c = copy.copy(self)
+    for k, v in list(vars(self).items()):
+        if isinstance(v, torch.Tensor) and v.is_floating_point(): setattr(c, k, v.to(dtype))
+    c.stats_ = {k: v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in self.stats_.items()}
+    return c
+
+# %% ../nbs/00_core.ipynb #b39fd6ea
+@patch
+def to(self:RelativeProjector, device):
+    "Move the fitted state to `device` (explicitly; `transform` never moves data)."
+    TensorState.to(self, device)
+    self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in getattr(self, 'stats_', {}).items()}
+    return self
+
+@patch
+def state_dict(self:RelativeProjector) -> dict:
+    "The fitted state and the configuration, as plain tensors and values."
+    if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: nothing to save")
+    if not isinstance(self.similarity, str):
+        raise ValueError("only projectors with a registered similarity name can be saved")
+    return dict(config=self.get_params(), tensors=self._tensors(), stats=self.stats_, fn_kw=self.fn_kw_)
+
+@patch
+def _load_extra(self:RelativeProjector, sd): self.stats_, self.fn_kw_ = sd['stats'], sd['fn_kw']
 
 # %% ../nbs/00_core.ipynb #3e77ab57
 def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept) or numpy array (numpy returned)

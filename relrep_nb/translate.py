@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, TensorState
+from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch
 
 # %% auto #0
 __all__ = ['TRANSLATION_METHODS', 'Translator', 'translate']
@@ -54,60 +54,13 @@ class Translator(TensorState):
         self.method, self.std_scale, self.seed = method, std_scale, seed
         self.weight_ = None
 
-    def fit(self, x_anchors, y_anchors):
-        "Fit the map on anchors: row t of `x_anchors` (k, dx) corresponds to row t of `y_anchors` (k, dy)."
-        xa, ya, _ = check_paired(x_anchors, y_anchors, 'x_anchors', 'y_anchors', same_width=False, min_rows=0)
-        k = xa.shape[0]
-        if k < 2: raise ValueError(f"at least 2 parallel anchors are needed to fit a translation, got {k}")
-        xa, ya = xa.to(torch.float64), ya.to(torch.float64)
-        self.x_mean_, self.x_scale_ = _scaling(xa, self.std_scale)
-        self.y_mean_, self.y_scale_ = _scaling(ya, self.std_scale)
-        xs, ys = (xa - self.x_mean_) / self.x_scale_, (ya - self.y_mean_) / self.y_scale_
-        dx, dy = xs.shape[1], ys.shape[1]
-        self.bias_ = torch.zeros(dy, dtype=torch.float64, device=xs.device)
-        if self.method == 'procrustes': self.weight_ = _procrustes(xs, ys)
-        else:
-            unknowns = dx + (self.method == 'affine')
-            if k < unknowns:
-                warnings.warn(f"{k} anchors for {unknowns} unknowns per output dimension: the {self.method} map is "
-                              f"underdetermined and the minimum-norm least-squares solution is used")
-            if self.method == 'linear': self.weight_ = _lstsq(xs, ys)
-            else:
-                sol = _lstsq(torch.cat([xs, torch.ones(k, 1, dtype=xs.dtype, device=xs.device)], 1), ys)
-                self.weight_, self.bias_ = sol[:dx], sol[dx]
-        return self
-
     def _check(self, t, name, width, side):
         if self.weight_ is None: raise ValueError("this Translator is not fitted: call .fit(x_anchors, y_anchors) first")
         if t.shape[1] != width:
             raise ValueError(f"`{name}` has width {t.shape[1]} but the translator was fitted on {side} width {width}")
         check_same_space(t[:, :0], self.weight_[:0, :0], name, 'the fitted translator')
 
-    def transform(self, x):
-        "Translate `x` (n, dx) into the target space: (n, dy), same type, dtype and device as `x`."
-        t, was_numpy = as_tensor(x, 'x')
-        self._check(t, 'x', self.weight_.shape[0] if self.weight_ is not None else 0, 'source')
-        p = {k: v.to(t.dtype) for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
-        out = (((t - p['x_mean_']) / p['x_scale_']) @ p['weight_'] + p['bias_']) * p['y_scale_'] + p['y_mean_']
-        return to_like(out, was_numpy)
-
-    __call__ = transform
-
-    def inverse_transform(self, y):
-        "Map `y` (n, dy) back to the source space (procrustes: transpose; linear/affine: square maps only)."
-        t, was_numpy = as_tensor(y, 'y')
-        self._check(t, 'y', self.weight_.shape[1] if self.weight_ is not None else 0, 'target')
-        w = self.weight_
-        z = (t.to(torch.float64) - self.y_mean_) / self.y_scale_ - self.bias_
-        if self.method == 'procrustes': z = z @ w.T
-        else:
-            if w.shape[0] != w.shape[1]:
-                raise ValueError(f"the {self.method} map is {w.shape[0]} -> {w.shape[1]} dimensions and has no inverse; "
-                                 f"fit a Translator in the other direction instead")
-            if torch.linalg.matrix_rank(w) < w.shape[0]:
-                raise ValueError(f"the fitted {self.method} map is singular and has no inverse")
-            z = torch.linalg.solve(w.T, z.T).T
-        return to_like((z * self.x_scale_ + self.x_mean_).to(t.dtype), was_numpy)
+    def __call__(self, x): return self.transform(x)
 
     def state_dict(self) -> dict:
         "Configuration and fitted tensors."
@@ -118,6 +71,59 @@ class Translator(TensorState):
     def __repr__(self):
         shape = '' if self.weight_ is None else f", {self.weight_.shape[0]} -> {self.weight_.shape[1]}"
         return f"Translator(method={self.method!r}, std_scale={self.std_scale!r}{shape})"
+
+# %% ../nbs/03_translate.ipynb #46110c1c
+@patch
+def fit(self:Translator, x_anchors, y_anchors):
+    "Fit the map on anchors: row t of `x_anchors` (k, dx) corresponds to row t of `y_anchors` (k, dy)."
+    xa, ya, _ = check_paired(x_anchors, y_anchors, 'x_anchors', 'y_anchors', same_width=False, min_rows=0)
+    k = xa.shape[0]
+    if k < 2: raise ValueError(f"at least 2 parallel anchors are needed to fit a translation, got {k}")
+    xa, ya = xa.to(torch.float64), ya.to(torch.float64)
+    self.x_mean_, self.x_scale_ = _scaling(xa, self.std_scale)
+    self.y_mean_, self.y_scale_ = _scaling(ya, self.std_scale)
+    xs, ys = (xa - self.x_mean_) / self.x_scale_, (ya - self.y_mean_) / self.y_scale_
+    dx, dy = xs.shape[1], ys.shape[1]
+    self.bias_ = torch.zeros(dy, dtype=torch.float64, device=xs.device)
+    if self.method == 'procrustes': self.weight_ = _procrustes(xs, ys)
+    else:
+        unknowns = dx + (self.method == 'affine')
+        if k < unknowns:
+            warnings.warn(f"{k} anchors for {unknowns} unknowns per output dimension: the {self.method} map is "
+                          f"underdetermined and the minimum-norm least-squares solution is used")
+        if self.method == 'linear': self.weight_ = _lstsq(xs, ys)
+        else:
+            sol = _lstsq(torch.cat([xs, torch.ones(k, 1, dtype=xs.dtype, device=xs.device)], 1), ys)
+            self.weight_, self.bias_ = sol[:dx], sol[dx]
+    return self
+
+# %% ../nbs/03_translate.ipynb #fb84193d
+@patch
+def transform(self:Translator, x):
+    "Translate `x` (n, dx) into the target space: (n, dy), same type, dtype and device as `x`."
+    t, was_numpy = as_tensor(x, 'x')
+    self._check(t, 'x', self.weight_.shape[0] if self.weight_ is not None else 0, 'source')
+    p = {k: v.to(t.dtype) for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
+    out = (((t - p['x_mean_']) / p['x_scale_']) @ p['weight_'] + p['bias_']) * p['y_scale_'] + p['y_mean_']
+    return to_like(out, was_numpy)
+
+# %% ../nbs/03_translate.ipynb #bbff19e1
+@patch
+def inverse_transform(self:Translator, y):
+    "Map `y` (n, dy) back to the source space (procrustes: transpose; linear/affine: square maps only)."
+    t, was_numpy = as_tensor(y, 'y')
+    self._check(t, 'y', self.weight_.shape[1] if self.weight_ is not None else 0, 'target')
+    w = self.weight_
+    z = (t.to(torch.float64) - self.y_mean_) / self.y_scale_ - self.bias_
+    if self.method == 'procrustes': z = z @ w.T
+    else:
+        if w.shape[0] != w.shape[1]:
+            raise ValueError(f"the {self.method} map is {w.shape[0]} -> {w.shape[1]} dimensions and has no inverse; "
+                             f"fit a Translator in the other direction instead")
+        if torch.linalg.matrix_rank(w) < w.shape[0]:
+            raise ValueError(f"the fitted {self.method} map is singular and has no inverse")
+        z = torch.linalg.solve(w.T, z.T).T
+    return to_like((z * self.x_scale_ + self.x_mean_).to(t.dtype), was_numpy)
 
 # %% ../nbs/03_translate.ipynb #4af29451
 def translate(x, # (n, dx) samples of the source space
