@@ -4,12 +4,11 @@
 
 # %% ../nbs/16_param_wip.ipynb #6d1465d0
 from __future__ import annotations
-import inspect, math
+import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from fastcore.basics import patch
-from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice
+from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice, patch
 
 # %% auto #0
 __all__ = ['LOSS_PRESETS', 'check_supports', 'support_grams', 'info_nce', 'PARAM']
@@ -60,7 +59,7 @@ def support_grams(support, # (K, d) one encoder's support set
         c[i:i + rows] = xn[i:i + rows] @ xn.T
     return dict(wip=g.to(x.dtype), cosine=c.to(x.dtype))
 
-# %% ../nbs/16_param_wip.ipynb #4f5790e2
+# %% ../nbs/16_param_wip.ipynb #5555f59a
 LOSS_PRESETS = {'single': dict(coverage=1., orthogonality=1., length=1., infonce=0.),
                 'multi': dict(coverage=1., orthogonality=1., length=1., infonce=1.)}
 
@@ -74,7 +73,7 @@ def _loss_weights(weights) -> dict:
         raise ValueError(f"`weights` keys must be among {list(LOSS_PRESETS['multi'])}, got {weights!r}")
     return {k: float(weights.get(k, 0.)) for k in LOSS_PRESETS['multi']}
 
-# %% ../nbs/16_param_wip.ipynb #4deade0e
+# %% ../nbs/16_param_wip.ipynb #b6200657
 def _space_terms(S, G, C, b, similarity, band, tau_cov:float=0.1):
     "Coverage, orthogonality and length losses of one space, and its relative vectors of batch `b`."
     SG = S @ G                                   # (m, K)
@@ -114,10 +113,8 @@ def info_nce(f1, # (B, m) L2-normalised features of one space
 class PARAM(TensorState):
     """Learned parallel anchors: one row-stochastic mixture of a paired support set, shared by every encoder.
 
-    >>> g = torch.Generator().manual_seed(0)
-    >>> sup = [torch.randn(40, 5, generator=g), torch.randn(40, 7, generator=g)]
-    >>> p = PARAM(4, steps=5).fit(sup)
-    >>> tuple(p.anchors_for(torch.randn(40, 3, generator=g)).shape)
+    >>> p = PARAM(4, steps=5).fit([torch.randn(40, 5), torch.randn(40, 7)])
+    >>> tuple(p.anchors_for(torch.randn(40, 3)).shape)
     (4, 3)
     """
     def __init__(self, n_anchors:int, # m, the number of anchors
@@ -131,25 +128,41 @@ class PARAM(TensorState):
                  batch_size:int=256, # support points per step
                  band:tuple=(0.5, 1.5), # allowed whitened anchor norm (per sqrt(dim))
                  seed:int=0): # seed of the initial anchors and of the minibatches
-        check_int(n_anchors, 'n_anchors', min=1); check_int(steps, 'steps', min=1); check_int(batch_size, 'batch_size', min=1)
-        check_choice(similarity, 'similarity', ('wip', 'cosine'))
-        if not 0 <= shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {shrinkage}")
-        if eps < 0: raise ValueError(f"`eps` must be >= 0, got {eps}")
-        if not temperature > 0: raise ValueError(f"`temperature` must be > 0, got {temperature}")
-        _loss_weights(weights)
-        if not (len(band) == 2 and 0 <= band[0] < band[1]): raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {band!r}")
         self.n_anchors, self.similarity, self.shrinkage, self.eps, self.temperature = n_anchors, similarity, shrinkage, eps, temperature
         self.weights, self.steps, self.lr, self.batch_size, self.band, self.seed = weights, steps, lr, batch_size, band, seed
+        self._check_params()
 
-# %% ../nbs/16_param_wip.ipynb #74a0762d
+    @classmethod
+    def random(cls, n_anchors:int, # number of anchors
+               support_size:int, # K
+               seed:int=0, # which support points
+               **kw): # the other `PARAM` options (`similarity`, `shrinkage`, `eps`)
+        "The random-anchor baseline in PARAM's form: each anchor is one randomly drawn support point (not learned)."
+        if support_size < n_anchors: raise ValueError(f"`support_size`={support_size} is smaller than n_anchors={n_anchors}")
+        p, g = cls(n_anchors, seed=seed, **kw), torch.Generator().manual_seed(seed)
+        lg = torch.full((n_anchors, support_size), -1e9)
+        lg[torch.arange(n_anchors), torch.randperm(support_size, generator=g)[:n_anchors]] = 0.
+        p.logits_, p.support_size_, p.history_ = lg, support_size, []
+        return p
+
+    @property
+    def mixing(self) -> torch.Tensor:
+        "The row-stochastic mixing matrix P (m, K)."
+        self._check_fitted()
+        return torch.softmax(self.logits_, 1)
+
+# %% ../nbs/16_param_wip.ipynb #6531a1bf
 @patch
-def get_params(self:PARAM) -> dict:
-    """The `__init__` parameters and their values, in signature order.
-
-    >>> PARAM(8, steps=3).get_params()['steps']
-    3
-    """
-    return {k: getattr(self, k) for k in inspect.signature(type(self).__init__).parameters if k != 'self'}
+def _check_params(self:PARAM):
+    "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
+    for nm in ('n_anchors', 'steps', 'batch_size'): check_int(getattr(self, nm), nm, min=1)
+    check_choice(self.similarity, 'similarity', ('wip', 'cosine'))
+    if not 0 <= self.shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {self.shrinkage}")
+    if self.eps < 0: raise ValueError(f"`eps` must be >= 0, got {self.eps}")
+    if not self.temperature > 0: raise ValueError(f"`temperature` must be > 0, got {self.temperature}")
+    _loss_weights(self.weights)
+    b = self.band
+    if not (len(b) == 2 and 0 <= b[0] < b[1]): raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {b!r}")
 
 @patch
 def _check_fitted(self:PARAM):
@@ -159,7 +172,7 @@ def _check_fitted(self:PARAM):
 def __repr__(self:PARAM):
     return f"PARAM(n_anchors={self.n_anchors}, similarity={self.similarity!r}, fitted={getattr(self, 'logits_', None) is not None})"
 
-# %% ../nbs/16_param_wip.ipynb #d0587fa7
+# %% ../nbs/16_param_wip.ipynb #bf7905b2
 @patch
 def _init_logits(self:PARAM, k:int, g:torch.Generator) -> torch.Tensor:
     "Start near random support points: a one-hot bump of height log K over small noise."
@@ -169,7 +182,11 @@ def _init_logits(self:PARAM, k:int, g:torch.Generator) -> torch.Tensor:
 
 @patch
 def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the training encoders
-    "Learn the mixing logits on the training encoders' paired supports; returns `self`."
+    """Learn the mixing logits on the training encoders' paired supports; returns `self`.
+
+    >>> PARAM(2, steps=3).fit([torch.randn(10, 3), torch.randn(10, 4)]).mixing.shape
+    torch.Size([2, 10])
+    """
     ts = check_supports(supports, self.n_anchors)
     grams = [support_grams(t.float(), self.shrinkage, self.eps) for t in ts]
     g = torch.Generator().manual_seed(self.seed)
@@ -196,13 +213,7 @@ def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the t
     self.logits_, self.support_size_ = logits.detach(), k
     return self
 
-# %% ../nbs/16_param_wip.ipynb #8ebc9762
-@patch(as_prop=True)
-def mixing(self:PARAM) -> torch.Tensor:
-    "The row-stochastic mixing matrix P (m, K)."
-    self._check_fitted()
-    return torch.softmax(self.logits_, 1)
-
+# %% ../nbs/16_param_wip.ipynb #9151bc83
 @patch
 def anchors_for(self:PARAM, support): # (K, d) the support set as embedded by any encoder (seen in training or not)
     """Anchors P · support (m, d) of an encoder, same type/device/dtype as `support`.
@@ -226,37 +237,12 @@ def projector_for(self:PARAM, support, # (K, d) the support set as embedded by t
     ref = support if reference is None else reference
     return RelativeProjector(self.similarity, post=post, **kw).fit(self.anchors_for(support), reference=ref)
 
-# %% ../nbs/16_param_wip.ipynb #522d55c1
-@patch(cls_method=True)
-def random(cls:PARAM, n_anchors:int, # number of anchors
-           support_size:int, # K
-           seed:int=0, # which support points
-           **kw): # the other `PARAM` options (`similarity`, `shrinkage`, `eps`)
-    """The random-anchor baseline in PARAM's form: each anchor is one randomly drawn support point (not learned).
-
-    >>> PARAM.random(3, 10, seed=0).mixing.sum(1)
-    tensor([1., 1., 1.])
-    """
-    if support_size < n_anchors: raise ValueError(f"`support_size`={support_size} is smaller than n_anchors={n_anchors}")
-    p = cls(n_anchors, seed=seed, **kw)
-    g = torch.Generator().manual_seed(seed)
-    lg = torch.full((n_anchors, support_size), -1e9)
-    lg[torch.arange(n_anchors), torch.randperm(support_size, generator=g)[:n_anchors]] = 0.
-    p.logits_, p.support_size_, p.history_ = lg, support_size, []
-    return p
-
-# %% ../nbs/16_param_wip.ipynb #a36d4962
-def _plain(v):
-    "`v` with numpy scalars and tuples/lists/dicts of them turned into plain Python values."
-    if isinstance(v, dict): return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)): return type(v)(_plain(x) for x in v)
-    return v.item() if isinstance(v, np.generic) else v
-
+# %% ../nbs/16_param_wip.ipynb #28fd4960
 @patch
 def state_dict(self:PARAM) -> dict:
     "Configuration (plain Python types) and fitted tensors: what `save` writes (see `TensorState`)."
     self._check_fitted()
-    return dict(config=_plain(self.get_params()), tensors=self._tensors(), support_size=int(self.support_size_),
+    return dict(config=self.get_params(), tensors=self._tensors(), support_size=int(self.support_size_),
                 history=list(self.history_))
 
 @patch
