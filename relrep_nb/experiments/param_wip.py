@@ -8,7 +8,8 @@ import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from ..core import as_tensor, check_choice
 from ..metrics import mrr, recall_at_k, linear_probe, weighted_f1
-from ..models import AE, MLP, fit, predict
+from ..models import AE, MLP, predict
+from .. import models
 from ..data import load_fortunes, FORTUNE_TOPICS, load_fashion_mnist, load_mnist5k
 from ..encoders import get_encoder, cached_encode, list_encoders
 from ..claims import Claim, register_chapter
@@ -301,7 +302,7 @@ def _stress_data(n_train, n_test, dataset):
 def _train_aes(xtr, xte, n_aes, latent_dim, condition, epochs, first_seed):
     "A family of `n_aes` anisotropic AEs trained on `xtr`, and their train and test latents."
     aes = [AnisotropicAE(latent_dim=latent_dim, condition=condition, seed=first_seed + i) for i in range(n_aes)]
-    for i, a in enumerate(aes): fit(a, xtr, epochs=epochs, lr=1e-3, batch_size=128, seed=first_seed + i, progress=False)
+    for i, a in enumerate(aes): models.fit(a, xtr, epochs=epochs, lr=1e-3, batch_size=128, seed=first_seed + i, progress=False)
     return aes, [predict(a, xtr, method='encode') for a in aes], [predict(a, xte, method='encode') for a in aes]
 
 def _stitch_mse(dec, proj, z, x) -> float:
@@ -328,7 +329,7 @@ def _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, ste
         p = make(meth, shr)
         proj = [p.projector_for(s, post='standardize') for s in sup]
         dec = MLP(n_anchors, xtr.shape[1:], hidden=(128, 256), out_act='sigmoid', seed=seed)
-        fit(dec, (proj[0].transform(ztr[0][rest]), xtr[rest]), loss='mse', epochs=dec_epochs, lr=1e-3, batch_size=128, seed=seed, progress=False)
+        models.fit(dec, (proj[0].transform(ztr[0][rest]), xtr[rest]), loss='mse', epochs=dec_epochs, lr=1e-3, batch_size=128, seed=seed, progress=False)
         dec.eval()
         for i in range(n_aes):
             role = 'decoder' if i == 0 else ('held out' if i == n_aes - 1 else 'PARAM training')
