@@ -27,6 +27,8 @@ def _optional(name, module, make, fit, out):
 
 _optional('ProductProjector', 'product', lambda m: m.ProductProjector(),
           lambda e, x, y: e.fit(x[:20], reference=x), lambda e, x, y: e.transform(x))
+_optional('PARAM', 'param', lambda m: m.PARAM(4, steps=5),
+          lambda e, x, y: e.fit([x, y]), lambda e, x, y: e.anchors_for(y))
 _optional('RobustProjector', 'robust', lambda m: m.RobustProjector(),
           lambda e, x, y: e.fit(x[:20]), lambda e, x, y: e.transform(x))
 
