@@ -47,9 +47,9 @@ def static_problems(site:Path) -> list[str]:
     return out
 
 def serve(site:Path):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
-    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 

@@ -34,6 +34,20 @@ def fix_links(html:str, pages:dict, prefix:str) -> tuple[str, int]:
     pat = re.compile(r'href="' + re.escape(prefix.rstrip('/')) + r'/([\w.-]+\.html)(#[^"]*)?"')
     return pat.sub(sub, html), n
 
+def drop_missing_anchors(site:Path) -> int:
+    "Links to a name the target page does not document (a private helper named in prose) go to the page itself."
+    ids = {f.name: set(re.findall(r'\sid="([^"]+)"', f.read_text(encoding='utf-8'))) for f in site.glob('*.html')}
+    n = 0
+    for f in site.glob('*.html'):
+        html = f.read_text(encoding='utf-8')
+        def sub(m):
+            nonlocal n
+            page, anchor = m.group(1), m.group(2)
+            if page in ids and anchor not in ids[page]: n += 1; return f'href="{page}"'
+            return m.group(0)
+        f.write_text(re.sub(r'href="([\w.-]+\.html)#([^"]+)"', sub, html), encoding='utf-8')
+    return n
+
 def katex_dir():
     return next((d for d in KATEX_DIRS if (d / 'katex.min.js').exists()), None)
 
@@ -45,13 +59,19 @@ def fix_katex(html:str) -> str:
 def main(site='_docs'):
     site = Path(site); pages, prefix = page_map(), host_prefix()
     kd = katex_dir()
-    if kd: shutil.copytree(kd, site / 'katex', dirs_exist_ok=True)
+    if kd:
+        shutil.copytree(kd, site / 'katex', dirs_exist_ok=True)
+        for f in (site / 'katex').rglob('*.js'):      # Debian ships some scripts unminified only
+            mini = f.with_name(f.stem + '.min.js')
+            if not f.stem.endswith('.min') and not mini.exists(): shutil.copy(f, mini)
     else: print('docs_post: libjs-katex not installed: math keeps the CDN (install the Debian package libjs-katex)', file=sys.stderr)
     total = 0
     for f in site.glob('*.html'):
         html, n = fix_links(f.read_text(encoding='utf-8'), pages, prefix)
         if kd: html = fix_katex(html)
         f.write_text(html, encoding='utf-8'); total += n
-    print(f'docs_post: {total} API links made local' + (', KaTeX served from katex/' if kd else ''))
+    dropped = drop_missing_anchors(site)
+    print(f'docs_post: {total} API links made local ({dropped} to undocumented names point to their page)'
+          + (', KaTeX served from katex/' if kd else ''))
 
 if __name__ == '__main__': main(*sys.argv[1:])
