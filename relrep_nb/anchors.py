@@ -127,7 +127,11 @@ def kmeans(x, # (n, d) samples: torch tensor or numpy array
            n_iter:int=10, # maximum number of Lloyd iterations after k-means++ seeding
            seed:int=0, # seed of the k-means++ draws
            memory_budget:int|None=None): # bytes of intermediates per block
-    "Seeded k-means (k-means++ then Lloyd): `(centroids (k, d), labels (n,))`, same array type as `x`."
+    """Seeded k-means (k-means++ then Lloyd): `(centroids (k, d), labels (n,))`, same array type as `x`.
+
+    >>> x = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10]; c, lab = kmeans(x, 2); sorted(c[:, 0].round(1).tolist())
+    [0.0, 10.0]
+    """
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
     k = _check_k(k, n)
@@ -187,7 +191,11 @@ def sample_anchors(x, # (n, d) samples: torch tensor (indices on its device) or 
                    seed:int=0, # seed of every random choice: same seed, same anchors
                    n_iter:int=10, # Lloyd iterations for "kmeans"
                    memory_budget:int|None=None): # bytes of intermediates per block ("kmeans")
-    "Indices of `k` distinct anchor rows of `x`: a LongTensor on `x`'s device, or an int64 numpy array."
+    """Indices of `k` distinct anchor rows of `x`: a LongTensor on `x`'s device, or an int64 numpy array.
+
+    >>> sample_anchors(np.arange(20.).reshape(10, 2), 3, method='fps').shape
+    (3,)
+    """
     check_choice(method, 'method', ANCHOR_METHODS)
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
@@ -227,7 +235,11 @@ def parallel_anchors(x, # (n, d1) first space
                      seed:int=0, # seed of every random choice
                      return_indices:bool=False, # also return the row indices (ix, iy) of the chosen anchors
                      **kw): # passed to `sample_anchors` (`n_iter`, `memory_budget`)
-    "Aligned anchor sets `(anchors_x, anchors_y)` chosen among the pairs of a correspondence."
+    """Aligned anchor sets `(anchors_x, anchors_y)` chosen among the pairs of a correspondence.
+
+    >>> ax, ay = parallel_anchors(np.random.default_rng(0).normal(size=(50, 4)), np.random.default_rng(1).normal(size=(50, 6)), 5); ax.shape, ay.shape
+    ((5, 4), (5, 6))
+    """
     tx, xnp = as_tensor(x, 'x')
     ty, ynp = as_tensor(y, 'y')
     if pairs is None:

@@ -90,7 +90,11 @@ def seed_init(rx_seed:torch.Tensor, # (n, s) relative rows of all X samples w.r.
 # %% ../nbs/12_bootstrap.ipynb #16f74daa
 @dataclass
 class BootstrapResult:
-    "Target anchors grown from seed pairs by `bootstrap_anchors`."
+    """Target anchors grown from seed pairs by `bootstrap_anchors`.
+
+    >>> r = BootstrapResult(y_anchors=torch.zeros(3, 2), y_anchor_idx=torch.arange(3), loss=0.1, n_seeds=2, history=[]); r.y_anchors.shape
+    torch.Size([3, 2])
+    """
     y_anchors: object # (K, d_y) target anchors: the s seeds (unit rows) then the optimised ones; numpy if `y` was numpy
     y_anchor_idx: np.ndarray # (K,) rows of `y`: the given seed rows, then the nearest real sample of each optimised anchor
     loss: np.ndarray # (n_steps,) plan-weighted MSE at each step

@@ -72,7 +72,11 @@ CHAPTER_ORDER = ('core', 'relreps', 'relreps_words', 'relreps_stitching', 'invar
 
 @dataclass
 class Chapter:
-    "A chapter's registered experiment: `run(size) -> dict of tables`, `claims(tables) -> list[Claim]`."
+    """A chapter's registered experiment: `run(size) -> dict of tables`, `claims(tables) -> list[Claim]`.
+
+    >>> Chapter('toy', lambda size: {}, lambda res: []).claims({})
+    []
+    """
     name: str # the CLI name = the experiments module = the notebook stem without its number
     run: Callable # run(size: "quick" | "full") -> {table name: pandas DataFrame}
     claims: Callable # claims(results) -> list[Claim], pure
@@ -105,7 +109,11 @@ def register_chapter(name:str, # CLI name of the chapter
 def _order(name): return (CHAPTER_ORDER.index(name), '') if name in CHAPTER_ORDER else (len(CHAPTER_ORDER), name)
 
 def discover() -> dict[str, Chapter]:
-    "Import every experiments module so that chapters register themselves; return the registry in chapter order."
+    """Import every experiments module so that chapters register themselves; return the registry in chapter order.
+
+    >>> list(discover())[0]
+    'core'
+    """
     import relrep_nb.experiments as ex
     for m in pkgutil.iter_modules(ex.__path__):
         if m.name.startswith('_') or m.name == 'common': continue
@@ -130,7 +138,12 @@ def run_chapter(ch:Chapter, # a registered chapter
                 threads:int|None=1, # torch/BLAS threads for the whole run (None: leave alone)
                 quiet:bool=False, # print only the claims, not the tables
                ) -> dict:
-    "Run one chapter's experiment and check its claims; return its JSON object (`seconds`, `claims`, `error` if it failed)."
+    """Run one chapter's experiment and check its claims; return its JSON object (`seconds`, `claims`, `error` if it failed).
+
+    >>> import io; ch = Chapter('toy', lambda size: {}, lambda res: [Claim('two', 2, '>= 2')])
+    >>> run_chapter(ch, out=io.StringIO())['claims'][0]['holds']
+    True
+    """
     check_choice(size, 'size', ('quick', 'full'))
     t0 = time.perf_counter()
     print(f"== {ch.name}: {ch.description} ({size})", file=out, flush=True)
@@ -182,7 +195,11 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
               threads:int|None=1, # torch/BLAS threads during the runs
               quiet:bool=False, # print only the claims
              ) -> dict:
-    "Run registered chapter experiments, print their claims, optionally write the JSON report."
+    """Run registered chapter experiments, print their claims, optionally write the JSON report.
+
+    >>> import io; reproduce(['core'], out=io.StringIO())['core']['claims'][0]['name']
+    'cosine_invariance'
+    """
     check_choice(size, 'size', ('quick', 'full'))
     path = _check_writable(json_path) if json_path else None
     reg = discover()

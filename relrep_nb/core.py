@@ -20,7 +20,11 @@ __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'che
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
-    "Validate `x` (tensor or array) and return `(tensor, was_numpy)`; integer input becomes float32."
+    """Validate `x` (tensor or array) and return `(tensor, was_numpy)`; integer input becomes float32.
+
+    >>> t, was_numpy = as_tensor(np.ones((2, 3), dtype=np.int64)); t.dtype, was_numpy
+    (torch.float32, True)
+    """
     was_numpy = isinstance(x, np.ndarray)
     if was_numpy:
         if x.dtype == object or not np.issubdtype(x.dtype, np.number) and x.dtype != bool:
@@ -38,12 +42,20 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
 
 # %% ../nbs/00_core.ipynb #ad98fae3
 def to_like(t:torch.Tensor, was_numpy:bool):
-    "Return `t` as numpy if the input it came from was numpy, else unchanged."
+    """Return `t` as numpy if the input it came from was numpy, else unchanged.
+
+    >>> to_like(torch.ones(1, 2), was_numpy=True)
+    array([[1., 1.]], dtype=float32)
+    """
     return t.detach().cpu().numpy() if was_numpy else t
 
 # %% ../nbs/00_core.ipynb #6b2519fb
 def check_same_space(x:torch.Tensor, anchors:torch.Tensor, xname='x', aname='anchors'):
-    "Raise a clear error unless `x` and `anchors` live on one device and share their width."
+    """Raise a clear error unless `x` and `anchors` live on one device and share their width.
+
+    >>> check_same_space(torch.zeros(2, 3), torch.zeros(4, 3)) is None
+    True
+    """
     if x.device != anchors.device:
         raise ValueError(f"`{xname}` is on {x.device} but `{aname}` is on {anchors.device}: "
                          f"move one of them explicitly (relrep_nb never moves data between devices)")
@@ -58,7 +70,11 @@ def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are 
                  min_rows:int=1, # fewest rows accepted
                  width_hint:str='', # appended to the width error: what to do instead
                 ) -> tuple[torch.Tensor, torch.Tensor, bool]:
-    "Validate two row-paired sets; return `(tx, ty, was_numpy)` in a common dtype on one device."
+    """Validate two row-paired sets; return `(tx, ty, was_numpy)` in a common dtype on one device.
+
+    >>> tx, ty, was_numpy = check_paired(np.zeros((3, 2)), np.ones((3, 2))); tx.shape, was_numpy
+    (torch.Size([3, 2]), True)
+    """
     tx, was_numpy = as_tensor(x, xname)
     ty, _ = as_tensor(y, yname)
     if tx.shape[0] != ty.shape[0]:
@@ -154,7 +170,11 @@ def patch(f):
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
 class Similarity:
-    "A named similarity `fn(x, anchors, **kw) -> (n, k)`, with an optional `fit(reference, **kw) -> stats`."
+    """A named similarity `fn(x, anchors, **kw) -> (n, k)`, with an optional `fit(reference, **kw) -> stats`.
+
+    >>> Similarity('dot', lambda x, a, **_: x @ a.T).fn(torch.ones(1, 2), torch.ones(3, 2)).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
     name: str
     fn: Callable
     fit: Callable|None = None # fits statistics on a reference set; they are passed to `fn` as keywords
@@ -168,7 +188,12 @@ SIMILARITIES: dict[str, Similarity] = {}
 
 def register_similarity(name:str, fn:Callable|None=None, *, fit:Callable|None=None, invariances:str='',
                         overwrite:bool=False):
-    "Register `fn(x, anchors, **kw)` as similarity `name`; usable as a decorator."
+    """Register `fn(x, anchors, **kw)` as similarity `name`; usable as a decorator.
+
+    >>> _ = register_similarity('neg_l1_demo', lambda x, a, **_: -(x[:, None] - a[None]).abs().sum(-1), overwrite=True)
+    >>> relative_projection(torch.zeros(1, 2), torch.ones(1, 2), 'neg_l1_demo').tolist()
+    [[-2.0]]
+    """
     def _reg(f):
         if not isinstance(name, str) or not name: raise ValueError(f"`name` must be a non-empty string, got {name!r}")
         if not callable(f): raise TypeError(f"similarity {name!r}: `fn` must be callable, got {type(f).__name__}")
@@ -200,26 +225,42 @@ def _low_precision(f):
 # %% ../nbs/00_core.ipynb #4fa0f322
 @register_similarity('cosine', invariances='rotations, reflections, isotropic rescaling')
 def cosine_sim(x, anchors, **_):
-    "Cosine similarity; a zero-norm row (sample or anchor) scores 0 against everything."
+    """Cosine similarity; a zero-norm row (sample or anchor) scores 0 against everything.
+
+    >>> cosine_sim(torch.tensor([[3., 4.]]).double(), torch.tensor([[1., 0.], [0., 0.]]).double()).tolist()
+    [[0.6, 0.0]]
+    """
     return _normalize(x) @ _normalize(anchors).T
 
 # %% ../nbs/00_core.ipynb #74299666
 @register_similarity('inner', invariances='orthogonal maps (x and anchors transformed together)')
 def inner_sim(x, anchors, **_):
-    "Plain inner product."
+    """Plain inner product.
+
+    >>> inner_sim(torch.tensor([[3., 4.]]), torch.tensor([[1., 2.]])).tolist()
+    [[11.0]]
+    """
     return x @ anchors.T
 
 # %% ../nbs/00_core.ipynb #2e015d97
 @register_similarity('angular', invariances='rotations, reflections, isotropic rescaling')
 def angular_sim(x, anchors, **_):
-    "Angular similarity `1 - angle/pi` in [0, 1]; zero-norm rows score 1/2 (angle pi/2)."
+    """Angular similarity `1 - angle/pi` in [0, 1]; zero-norm rows score 1/2 (angle pi/2).
+
+    >>> angular_sim(torch.tensor([[1., 0.]]), torch.tensor([[1., 0.], [0., 1.], [-1., 0.]])).tolist()
+    [[1.0, 0.5, 0.0]]
+    """
     return 1 - torch.arccos(cosine_sim(x, anchors).clamp(-1, 1)) / math.pi
 
 # %% ../nbs/00_core.ipynb #08f1ea3f
 @register_similarity('euclidean', invariances='rotations, reflections, translations')
 @_low_precision
 def euclidean_sim(x, anchors, **_):
-    "Negated Euclidean distance (exact differences for d <= 32, else the Gram form centred at the anchors' mean)."
+    """Negated Euclidean distance (exact differences for d <= 32, else the Gram form centred at the anchors' mean).
+
+    >>> euclidean_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
+    [[-5.0]]
+    """
     if x.shape[-1] <= 32: return -torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist')
     c = anchors.mean(0)
     r = -torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist')
@@ -232,19 +273,31 @@ def euclidean_sim(x, anchors, **_):
 @register_similarity('l1', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
 def l1_sim(x, anchors, **_):
-    "Negated L1 (Manhattan) distance."
+    """Negated L1 (Manhattan) distance.
+
+    >>> l1_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
+    [[-7.0]]
+    """
     return -torch.cdist(x, anchors, p=1)
 
 # %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
 def linf_sim(x, anchors, **_):
-    "Negated L-infinity (Chebyshev) distance."
+    """Negated L-infinity (Chebyshev) distance.
+
+    >>> linf_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
+    [[-4.0]]
+    """
     return -torch.cdist(x, anchors, p=float('inf'))
 
 # %% ../nbs/00_core.ipynb #3e67a12e
 def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10) -> dict:
-    "Fit `mean` and `whitener` (W^(1/2), float64 eigendecomposition) of the shrunk covariance of `reference`."
+    """Fit `mean` and `whitener` (W^(1/2), float64 eigendecomposition) of the shrunk covariance of `reference`.
+
+    >>> st = fit_whitening(torch.randn(100, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)); sorted(st)
+    ['mean', 'whitener']
+    """
     ref, _ = as_tensor(reference, 'reference')
     if not 0 <= shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {shrinkage}")
     if eps < 0: raise ValueError(f"`eps` must be >= 0, got {eps}")
@@ -266,7 +319,12 @@ def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10)
     return dict(mean=mu.to(ref.dtype), whitener=whitener.to(ref.dtype))
 
 def wip_sim(x, anchors, *, mean, whitener, **_):
-    "Whitened inner product given the fitted `mean` and `whitener` (see `fit_whitening`)."
+    """Whitened inner product given the fitted `mean` and `whitener` (see `fit_whitening`).
+
+    >>> ref = torch.randn(200, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> w = wip_sim(ref, ref, **fit_whitening(ref)); bool(torch.allclose(w.diagonal().mean(), torch.tensor(2 * 199 / 200, dtype=torch.float64)))
+    True
+    """
     return ((x - mean) @ whitener) @ ((anchors - mean) @ whitener).T
 
 register_similarity('wip', wip_sim, fit=fit_whitening, invariances='invertible affine maps (at shrinkage=eps=0)')
@@ -284,7 +342,11 @@ def _env_budget(default:int=512 * 2**20) -> int:
 DEFAULT_MEMORY_BUDGET = _env_budget()
 
 def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
-    "Rows per chunk so that `rows * row_bytes` stays within `memory_budget` (at least 1)."
+    """Rows per chunk so that `rows * row_bytes` stays within `memory_budget` (at least 1).
+
+    >>> chunk_rows(n=10, row_bytes=100, memory_budget=250)
+    2
+    """
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
     if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
     return max(1, min(n, budget // max(1, row_bytes)))
@@ -301,7 +363,12 @@ def _plain(v, key:str):
     raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
 
 def save_state(state:dict, path, kind:str):
-    "Write `state` (plain values and tensors) of an object of class `kind` to `path`: checksummed, atomic."
+    """Write `state` (plain values and tensors) of an object of class `kind` to `path`: checksummed, atomic.
+
+    >>> import tempfile, os; d = tempfile.mkdtemp(); save_state({'a': 1}, os.path.join(d, 's.pt'), 'Demo')
+    >>> load_state(os.path.join(d, 's.pt'), 'Demo')
+    {'a': 1}
+    """
     buf = io.BytesIO(); torch.save(dict(kind=kind, state=_plain(state, 'state')), buf)
     body = buf.getvalue(); path = Path(path)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
@@ -315,7 +382,12 @@ def save_state(state:dict, path, kind:str):
 
 # %% ../nbs/00_core.ipynb #30d454c5
 def load_state(path, kind:str, map_location='cpu') -> dict:
-    "Read the state saved by `save_state` for class `kind`; one clear `ValueError` for a bad file."
+    """Read the state saved by `save_state` for class `kind`; one clear `ValueError` for a bad file.
+
+    >>> import tempfile, os; d = tempfile.mkdtemp(); save_state({'b': [1, 2]}, os.path.join(d, 's.pt'), 'Demo')
+    >>> load_state(os.path.join(d, 's.pt'), 'Demo')['b']
+    [1, 2]
+    """
     raw = Path(path).read_bytes()
     head = len(_MAGIC) + 4 + 32
     if len(raw) < head or not raw.startswith(_MAGIC):
@@ -332,7 +404,13 @@ def load_state(path, kind:str, map_location='cpu') -> dict:
 
 # %% ../nbs/00_core.ipynb #bb8648ac
 class TensorState:
-    "Mixin: `get_params`, `save`, `load` and `to` for estimators (parameters as attributes, fitted tensors in `*_`)."
+    """Mixin: `get_params`, `save`, `load` and `to` for estimators (parameters as attributes, fitted tensors in `*_`).
+
+    >>> class Scale(TensorState):
+    ...     def __init__(self, factor=2.0): self.factor = factor
+    >>> Scale(3.0).get_params()
+    {'factor': 3.0}
+    """
     def get_params(self) -> dict:
         "The `__init__` parameters and their values (keyword-catching `**kw` parameters merged in)."
         out = {}
@@ -538,5 +616,9 @@ def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept
                         similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable
                         reference=None, # (m, d) set on which statistics are fitted (default: the anchors)
                         **kw): # `pre`, `post`, `memory_budget` and similarity options (`shrinkage`, `eps`)
-    "Relative representation of `x` with respect to `anchors`: an (n, k) matrix of similarities."
+    """Relative representation of `x` with respect to `anchors`: an (n, k) matrix of similarities.
+
+    >>> x = torch.tensor([[1., 0.], [0., 2.]]); relative_projection(x, x).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
     return RelativeProjector(similarity, **kw).fit(anchors, reference=reference).transform(x)

@@ -28,7 +28,11 @@ def _check_seed(seed, name='seed'):
 
 def set_seed(seed:int # a non-negative integer
             ) -> int:
-    "Seed Python's, numpy's and torch's global generators (CPU and every GPU); returns `seed`."
+    """Seed Python's, numpy's and torch's global generators (CPU and every GPU); returns `seed`.
+
+    >>> set_seed(3)
+    3
+    """
     seed = _check_seed(seed)
     random.seed(seed); np.random.seed(seed % 2**32); torch.manual_seed(seed)
     return seed
@@ -37,7 +41,13 @@ def set_seed(seed:int # a non-negative integer
 @contextmanager
 def seeded(seed:int|None, # seed for torch's generators inside the block; None: do nothing
            device=None): # also fork the generator of this CUDA device
-    "Context manager: seed torch's global generator inside the block and restore its previous state afterwards."
+    """Context manager: seed torch's global generator inside the block and restore its previous state afterwards.
+
+    >>> with seeded(0): a = torch.rand(2)
+    >>> with seeded(0): b = torch.rand(2)
+    >>> torch.equal(a, b)
+    True
+    """
     if seed is None:
         yield; return
     seed = _check_seed(seed)
@@ -60,7 +70,11 @@ def check_input(x, # a batch of inputs: (n, *in_shape) or flat (n, prod(in_shape
                 name:str='x', # the argument's name, for messages
                 allow_numpy:bool=False # convert a numpy array (else numpy is a TypeError)
                ) -> torch.Tensor:
-    "Return `x` reshaped to `(n, *in_shape)`, or raise an error naming the expected shape."
+    """Return `x` reshaped to `(n, *in_shape)`, or raise an error naming the expected shape.
+
+    >>> check_input(torch.zeros(5, 1, 28, 28), (1, 28, 28)).shape
+    torch.Size([5, 1, 28, 28])
+    """
     in_shape = _shape(in_shape)
     if isinstance(x, np.ndarray) and allow_numpy:
         x = torch.from_numpy(np.ascontiguousarray(x))
@@ -82,7 +96,11 @@ _ACTS = dict(relu=nn.ReLU, gelu=nn.GELU, silu=nn.SiLU, tanh=nn.Tanh, elu=nn.ELU,
 
 def get_act(act # a name in `_ACTS` ("relu", "gelu", "silu", "tanh", "elu", "leaky_relu", "sigmoid"), a module class, or None
            ) -> nn.Module:
-    "A fresh activation module from a name, an `nn.Module` class or None (identity)."
+    """A fresh activation module from a name, an `nn.Module` class or None (identity).
+
+    >>> get_act('relu')
+    ReLU()
+    """
     if act is None: return nn.Identity()
     if isinstance(act, str):
         if act not in _ACTS: raise ValueError(f"unknown activation {act!r}; expected one of {sorted(_ACTS)} or an nn.Module class")
@@ -98,7 +116,11 @@ def _widths(ws, width, name):
 
 # %% ../nbs/06_models.ipynb #10837de8
 class MLP(nn.Module):
-    "Fully connected net: flatten -> [Linear -> norm -> act -> dropout] per hidden width -> Linear -> out_act."
+    """Fully connected net: flatten -> [Linear -> norm -> act -> dropout] per hidden width -> Linear -> out_act.
+
+    >>> MLP(8, 3, hidden=(16,), seed=0)(torch.zeros(4, 8)).shape
+    torch.Size([4, 3])
+    """
     def __init__(self,
                  in_shape, # shape of one input sample (int or tuple); inputs may also come flat
                  out_shape, # shape of one output (int or tuple)
@@ -144,7 +166,11 @@ def _image_shape(in_shape, name='in_shape'):
     return s
 
 class ConvEncoder(nn.Module):
-    "Convolutions (3x3, stride 2, act) -> flatten -> Linear to `out_dim` features (no final activation)."
+    """Convolutions (3x3, stride 2, act) -> flatten -> Linear to `out_dim` features (no final activation).
+
+    >>> ConvEncoder((1, 28, 28), out_dim=8, seed=0)(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 8])
+    """
     def __init__(self,
                  in_shape=(1, 28, 28), # (channels, height, width) of one image
                  out_dim:int=64, # output width
@@ -172,7 +198,11 @@ class ConvEncoder(nn.Module):
 
 # %% ../nbs/06_models.ipynb #ab48b427
 class ConvDecoder(nn.Module):
-    "Linear -> act -> reshape to a grid -> transposed convolutions (x2 each) -> crop to `out_shape` -> out_act."
+    """Linear -> act -> reshape to a grid -> transposed convolutions (x2 each) -> crop to `out_shape` -> out_act.
+
+    >>> ConvDecoder(8, (1, 28, 28), seed=0)(torch.zeros(2, 8)).shape
+    torch.Size([2, 1, 28, 28])
+    """
     def __init__(self,
                  in_dim:int=64, # input width (the latent size)
                  out_shape=(1, 28, 28), # (channels, height, width) of the output image
@@ -207,7 +237,11 @@ class ConvDecoder(nn.Module):
 
 # %% ../nbs/06_models.ipynb #0e1d01ac
 class RelativeLayer(nn.Module):
-    "Relative projection of the input onto anchors (a buffer, or given per call), then an optional norm."
+    """Relative projection of the input onto anchors (a buffer, or given per call), then an optional norm.
+
+    >>> RelativeLayer()(torch.eye(3), torch.eye(3)[:2]).shape
+    torch.Size([3, 2])
+    """
     def __init__(self,
                  anchors=None, # (k, d) fixed anchors stored as a buffer; None: pass `anchors` to `forward`
                  similarity:str='cosine', # a name in `relrep_nb.core.SIMILARITIES` (or a callable)
@@ -243,7 +277,11 @@ class RelativeLayer(nn.Module):
 
 # %% ../nbs/06_models.ipynb #33dc5dd2
 class RelativeDecoder(nn.Module):
-    "Reads relative vectors: norm over the k anchors -> Linear(k, decoder.in_dim) -> act -> `decoder`; an int `decoder` gives norm -> Linear(k, decoder)."
+    """Reads relative vectors: norm over the k anchors -> Linear(k, decoder.in_dim) -> act -> `decoder`; an int `decoder` gives norm -> Linear(k, decoder).
+
+    >>> RelativeDecoder(10, 4, seed=0)(torch.zeros(2, 10)).shape
+    torch.Size([2, 4])
+    """
     def __init__(self,
                  n_anchors:int, # k, the width of the relative vectors
                  decoder:nn.Module|int, # a decoder with an `in_dim` attribute (or give `in_dim`), or an output width
@@ -288,7 +326,11 @@ def _anchor_inputs(anchors, in_shape) -> torch.Tensor|None:
 
 # %% ../nbs/06_models.ipynb #fbf74cc6
 class EncoderDecoder(nn.Module):
-    "encoder -> [relative projection onto the encoded anchor inputs] -> decoder."
+    """encoder -> [relative projection onto the encoded anchor inputs] -> decoder.
+
+    >>> m = EncoderDecoder(MLP(6, 4, seed=0), MLP(3, 2, seed=0), anchors=torch.randn(3, 6)); m(torch.randn(5, 6)).shape
+    torch.Size([5, 2])
+    """
     def __init__(self,
                  encoder:nn.Module, # maps inputs (n, *in_shape) to latents (n, d)
                  decoder:nn.Module, # maps what `latent` returns (latents, or relative vectors (n, k)) to outputs
@@ -342,7 +384,11 @@ def relative(self:EncoderDecoder, x=None, # inputs (n, *in_shape)
 
 # %% ../nbs/06_models.ipynb #aeafda0e
 class AE(EncoderDecoder):
-    "Autoencoder (MLP or convolutional) with an absolute bottleneck, or a relative one when `anchors` are given."
+    """Autoencoder (MLP or convolutional) with an absolute bottleneck, or a relative one when `anchors` are given.
+
+    >>> AE((1, 28, 28), latent_dim=4, seed=0)(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 1, 28, 28])
+    """
     _enc_mult = 1
     def __init__(self,
                  in_shape=(1, 28, 28), # shape of one input sample
@@ -383,7 +429,11 @@ class AE(EncoderDecoder):
 
 # %% ../nbs/06_models.ipynb #4db7dda4
 class VAE(AE):
-    "Variational AE: encoder -> (mean, log-variance) -> reparameterised sample -> [relative] -> decoder; `loss` = SSE + beta * KL."
+    """Variational AE: encoder -> (mean, log-variance) -> reparameterised sample -> [relative] -> decoder; `loss` = SSE + beta * KL.
+
+    >>> VAE((1, 28, 28), latent_dim=4, seed=0).encode(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 4])
+    """
     _enc_mult = 2
     def __init__(self, in_shape=(1, 28, 28), # shape of one input sample
                  latent_dim:int=16, # width of the latent space
@@ -442,7 +492,11 @@ def loss(self:VAE, x, *_, beta:float|None=None):
 
 # %% ../nbs/06_models.ipynb #ff44cf9d
 class CNN(EncoderDecoder):
-    "Conv classifier: ConvEncoder -> act (the features) -> dropout -> `head`; relative head when `anchors` are given."
+    """Conv classifier: ConvEncoder -> act (the features) -> dropout -> `head`; relative head when `anchors` are given.
+
+    >>> CNN((1, 28, 28), n_classes=3, seed=0)(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 3])
+    """
     def __init__(self,
                  in_shape=(1, 28, 28), # (channels, height, width) of one image
                  n_classes:int=10, # number of classes
@@ -534,7 +588,11 @@ def evaluate(model:nn.Module, # the model
              data, # tensor/array, tuple of them, or torch Dataset
              loss=None, # as in `fit`
              batch_size:int=1024): # batch size
-    "Sample-weighted mean loss of `model` on `data`, in eval mode under no_grad (the mode is restored)."
+    """Sample-weighted mean loss of `model` on `data`, in eval mode under no_grad (the mode is restored).
+
+    >>> m = MLP(2, 1, hidden=(), seed=0); x = torch.randn(8, 2); isinstance(evaluate(m, (x, x[:, :1]), loss='mse'), float)
+    True
+    """
     device, dtype = _model_device_dtype(model)
     data, lossfn = _as_tensors(data, 'data', dtype), _resolve_loss(loss, model)
     was = model.training; model.eval()
@@ -562,7 +620,12 @@ def fit(model:nn.Module, # the model to train in place (left with its best weigh
         progress:bool=True, # show a tqdm progress bar over epochs
         grad_clip:float|None=None, # clip the gradient norm to this value
        ) -> pd.DataFrame: # one row per epoch: epoch, train_loss, val_loss, seconds, best; attrs: best_epoch, stopped_early, seed
-    "Train `model` with Adam and early stopping; restore the weights with the best validation (else training) loss."
+    """Train `model` with Adam and early stopping; restore the weights with the best validation (else training) loss.
+
+    >>> x = torch.randn(64, 2); y = x.sum(1, keepdim=True); m = MLP(2, 1, hidden=(), seed=0)
+    >>> h = fit(m, (x, y), loss='mse', epochs=30, lr=0.05, progress=False); bool(h.train_loss.iloc[-1] < h.train_loss.iloc[0])
+    True
+    """
     if not isinstance(model, nn.Module): raise TypeError(f"`model` must be an nn.Module, got {type(model).__name__}")
     seed = _check_seed(seed)
     for nm, v, lo in (('epochs', epochs, 1), ('batch_size', batch_size, 1)):
@@ -624,7 +687,11 @@ def predict(model:nn.Module, # the model
             x, # inputs (n, ...): torch tensor or numpy array
             method:str|None=None, # None: `model(x)`; else the name of a method, e.g. "encode", "relative"
             batch_size:int=1024): # rows per batch
-    "Outputs of `model` (or `model.<method>`) on `x` in batches, eval mode, no_grad; numpy in -> numpy out."
+    """Outputs of `model` (or `model.<method>`) on `x` in batches, eval mode, no_grad; numpy in -> numpy out.
+
+    >>> predict(MLP(2, 1, hidden=(), seed=0), torch.zeros(3, 2)).shape
+    torch.Size([3, 1])
+    """
     if not isinstance(model, nn.Module): raise TypeError(f"`model` must be an nn.Module, got {type(model).__name__}")
     fn = model if method is None else getattr(model, method, None)
     if not callable(fn): raise ValueError(f"{type(model).__name__} has no method {method!r}")
@@ -649,12 +716,21 @@ def embed(model:nn.Module, # the model
           x, # inputs (n, ...)
           method:str='encode', # "encode" (absolute latents), "relative" or "latent"
           batch_size:int=1024): # rows per batch
-    "Latent vectors of `x` in batches: `predict(model, x, method)`."
+    """Latent vectors of `x` in batches: `predict(model, x, method)`.
+
+    >>> embed(AE((1, 28, 28), latent_dim=4, seed=0), torch.zeros(3, 1, 28, 28)).shape
+    torch.Size([3, 4])
+    """
     return predict(model, x, method=method, batch_size=batch_size)
 
 # %% ../nbs/06_models.ipynb #3a78c574
 class Stitched(nn.Module):
-    "The encoder of `a` and the decoder of `b`, joined by a relative projection (or directly)."
+    """The encoder of `a` and the decoder of `b`, joined by a relative projection (or directly).
+
+    >>> a = AE((1, 28, 28), latent_dim=4, anchors=torch.rand(5, 1, 28, 28), seed=0); b = AE((1, 28, 28), latent_dim=4, anchors=a.anchor_inputs, seed=1)
+    >>> Stitched(a, b, a.anchor_inputs)(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 1, 28, 28])
+    """
     def __init__(self,
                  a:nn.Module, # supplies the encoder: `a.encode` for an `EncoderDecoder`, else `a` itself
                  b:nn.Module, # supplies the decoder: `b.decode` for an `EncoderDecoder`, else `b` itself
@@ -685,7 +761,12 @@ def stitch(a:nn.Module, # supplies the encoder
            anchors=None, # anchor inputs for `a` (default: `a.anchor_inputs`), parallel to `b`'s anchors
            similarity:str|None=None, # default: `b`'s similarity (else "cosine")
            **sim_kw) -> Stitched: # passed to `relative_projection` (default: `b`'s)
-    "A model that encodes with `a` and decodes with `b`: relative stitching when `b` is relative, else absolute."
+    """A model that encodes with `a` and decodes with `b`: relative stitching when `b` is relative, else absolute.
+
+    >>> a = AE((1, 28, 28), latent_dim=4, anchors=torch.rand(5, 1, 28, 28), seed=0); b = AE((1, 28, 28), latent_dim=4, anchors=a.anchor_inputs, seed=1)
+    >>> stitch(a, b)(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 1, 28, 28])
+    """
     b_rel = b.is_relative if isinstance(b, EncoderDecoder) else anchors is not None
     if not b_rel:
         if anchors is not None: raise ValueError("`anchors` given but `b` is absolute: its decoder reads latents, not relative vectors")
@@ -704,7 +785,12 @@ def stitch(a:nn.Module, # supplies the encoder
 # %% ../nbs/06_models.ipynb #296e4e1e
 def save_model(model:nn.Module, # a model of this module (MLP, ConvEncoder, ConvDecoder, AE, VAE, CNN)
                path): # destination file
-    "Save the class name, constructor arguments and weights of `model` to `path`."
+    """Save the class name, constructor arguments and weights of `model` to `path`.
+
+    >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), 'm.pt'); save_model(MLP(2, 1, seed=0), p)
+    >>> type(load_model(p)).__name__
+    'MLP'
+    """
     name, hp = type(model).__name__, getattr(model, 'hparams', None)
     if name not in _REGISTRY or _REGISTRY[name] is not type(model) or hp is None:
         raise TypeError(f"save_model handles {sorted(_REGISTRY)}; for a {name} save "
@@ -719,7 +805,12 @@ _REGISTRY = {c.__name__: c for c in (MLP, ConvEncoder, ConvDecoder, AE, VAE, CNN
 # %% ../nbs/06_models.ipynb #9043c3ce
 def load_model(path, # a file written by `save_model`
                map_location='cpu'): # device to load the weights to
-    "Rebuild a model saved with `save_model` (returned in eval mode); a bad or foreign file gives a `ValueError`."
+    """Rebuild a model saved with `save_model` (returned in eval mode); a bad or foreign file gives a `ValueError`.
+
+    >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), 'm.pt'); save_model(MLP(2, 1, seed=0), p)
+    >>> load_model(p).training
+    False
+    """
     d = load_state(path, 'model', map_location)
     if not isinstance(d, dict) or d.get('cls') not in _REGISTRY:
         raise ValueError(f"{path} was not written by save_model (expected one of {sorted(_REGISTRY)})")

@@ -18,7 +18,12 @@ __all__ = ['RobustProjector', 'robust_projection', 'random_monomial', 'apply_mon
 
 # %% ../nbs/17_robust.ipynb #4c54272e
 class RobustProjector(RelativeProjector):
-    "Cosine relative projection after standardising each feature with anchor (or reference) statistics."
+    """Cosine relative projection after standardising each feature with anchor (or reference) statistics.
+
+    >>> x = torch.randn(20, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> RobustProjector().fit(x[:5]).transform(x).shape
+    torch.Size([20, 5])
+    """
     def __init__(self,
                  center:bool=False, # also subtract the feature means: adds invariance to translations x -> x + b
                  rtol:float=1e-6, # a feature with std <= rtol * its RMS over the anchors/reference is constant there: dropped
@@ -83,7 +88,12 @@ def random_monomial(d:int, # number of features
                     shift:float=0., # scale of a random translation b (0: none)
                     seed:int=0, # seed of the draw
                     dtype=torch.float64): # dtype of the returned tensors
-    "A random map x -> (x * scale + shift)[:, perm]: permutation, per-feature rescaling, optional signs and translation."
+    """A random map x -> (x * scale + shift)[:, perm]: permutation, per-feature rescaling, optional signs and translation.
+
+    >>> x = torch.randn(20, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64); t = random_monomial(3, seed=1)
+    >>> bool(torch.allclose(robust_projection(apply_monomial(x, t), apply_monomial(x[:5], t)), robust_projection(x, x[:5])))
+    True
+    """
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1: raise ValueError(f"`d` must be an int >= 1, got {d!r}")
     if not decades >= 0: raise ValueError(f"`decades` must be >= 0, got {decades}")
     g = torch.Generator().manual_seed(int(seed))
@@ -95,7 +105,11 @@ def random_monomial(d:int, # number of features
 # %% ../nbs/17_robust.ipynb #c917c3c1
 def apply_monomial(x, # (n, d) tensor or numpy array
                    t:dict): # a map from `random_monomial`
-    "Apply the map `t` of `random_monomial` to the rows of `x` (same type as `x`)."
+    """Apply the map `t` of `random_monomial` to the rows of `x` (same type as `x`).
+
+    >>> t = random_monomial(4, seed=0); apply_monomial(torch.ones(2, 4, dtype=torch.float64), t).shape
+    torch.Size([2, 4])
+    """
     xt, was_numpy = as_tensor(x, 'x')
     if xt.shape[1] != len(t['perm']): raise ValueError(f"`x` has {xt.shape[1]} features but the map acts on {len(t['perm'])}")
     out = (xt * t['scale'].to(xt) + t['shift'].to(xt))[:, t['perm'].to(xt.device)]
@@ -230,7 +244,11 @@ def cyclic_weight(step:int, # current step (0-based)
 
 # %% ../nbs/17_robust.ipynb #05d10637
 class RelativeClassifier(nn.Module):
-    "encoder -> relative projection onto the encoded anchors (robust, cosine, or none) -> linear head."
+    """encoder -> relative projection onto the encoded anchors (robust, cosine, or none) -> linear head.
+
+    >>> m = RelativeClassifier(torch.nn.Linear(4, 3), 3, 2, anchors=torch.randn(5, 4), seed=0); m(torch.randn(6, 4)).shape
+    torch.Size([6, 2])
+    """
     def __init__(self,
                  encoder:nn.Module, # maps inputs (n, ...) to latents (n, latent_dim)
                  latent_dim:int, # width of the encoder's output

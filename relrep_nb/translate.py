@@ -42,7 +42,12 @@ def _procrustes(a:torch.Tensor, b:torch.Tensor) -> torch.Tensor:
 TRANSLATION_METHODS = ('procrustes', 'linear', 'affine')
 
 class Translator(TensorState):
-    "A map from a source space X to a target space Y, fitted on parallel anchors (procrustes, linear, affine)."
+    """A map from a source space X to a target space Y, fitted on parallel anchors (procrustes, linear, affine).
+
+    >>> x = np.random.default_rng(0).normal(size=(20, 3)); q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(3, 3)))
+    >>> t = Translator('procrustes', std_scale=False).fit(x, x @ q); bool(np.allclose(t.transform(x), x @ q))
+    True
+    """
     def __init__(self,
                  method:str='procrustes', # "procrustes" (orthogonal, SVD), "linear" (least squares) or "affine" (with bias)
                  std_scale=True, # True: per-dimension standard scaling; "global": one scale per space; False: none
@@ -131,5 +136,10 @@ def translate(x, # (n, dx) samples of the source space
               y_anchors, # (k, dy) target anchors, parallel to `x_anchors`
               method:str='procrustes', # "procrustes", "linear" or "affine"
               std_scale=True): # True, "global" or False (see `Translator`)
-    "Translate `x` into the target space with a map fitted on the parallel anchors."
+    """Translate `x` into the target space with a map fitted on the parallel anchors.
+
+    >>> x = np.random.default_rng(0).normal(size=(20, 3))
+    >>> bool(np.allclose(translate(x, x, 2 * x, method='linear', std_scale=False), 2 * x))
+    True
+    """
     return Translator(method, std_scale=std_scale).fit(x_anchors, y_anchors).transform(x)

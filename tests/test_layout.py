@@ -99,7 +99,8 @@ def export_cells():
 def test_export_cells_are_small():
     big = []
     for stem, src in export_cells():
-        lines = [l for l in src.splitlines() if l.strip() and not l.startswith('#|')]
+        # code lines: blank lines, directives and docstring examples (`>>>`, `...`) do not count
+        lines = [l for l in src.splitlines() if l.strip() and not l.startswith('#|') and not l.lstrip().startswith(('>>>', '... '))]
         if len(lines) <= MAX_EXPORT_LINES: continue
         m = re.search(r'^(?:class|def|async def)\s+(\w+)|^(\w+)\s*[:=]', src, re.M)
         name = (m.group(1) or m.group(2)) if m else '?'
@@ -121,3 +122,18 @@ def test_discovery_imports_only_experiments():
     for mod in METHOD_MODULES:
         src = module_path(mod).read_text()
         assert 'register_chapter' not in src, f'relrep_nb/{mod}.py registers a chapter: that belongs in experiments/'
+
+FOUNDATION = ('core', 'anchors', 'metrics', 'translate', 'models', 'claims')
+DOCTEST_ALLOW = {'robust.fit_densified'}   # a training loop: its example is the chapter's experiment
+
+def test_public_api_has_doctests():
+    "Every public function and class of the foundation and of the method modules shows a `>>>` example."
+    import importlib, inspect
+    missing = []
+    for mod in sorted(set(METHOD_MODULES) | set(FOUNDATION)):
+        m = importlib.import_module(f'relrep_nb.{mod}')
+        for name in getattr(m, '__all__', []):
+            o = getattr(m, name, None)
+            if not (inspect.isfunction(o) or inspect.isclass(o)) or getattr(o, '__module__', '') != m.__name__: continue
+            if '>>>' not in (o.__doc__ or '') and f'{mod}.{name}' not in DOCTEST_ALLOW: missing.append(f'{mod}.{name}')
+    assert not missing, f'public names without a >>> example in their docstring: {missing}'
