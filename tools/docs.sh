@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the docs offline: nbdev_proc_nbs runs nbdev's processors (show_doc, directives) into _proc/,
-# smalldocs renders that quarto project to HTML in _proc/_docs/ (quarto itself is not installable
+# tools/docs_pre.py shows docstring examples as code, smalldocs renders that quarto project to HTML in _proc/_docs/ (quarto itself is not installable
 # here; the GitHub workflow uses the real quarto through nbdev_docs), tools/docs_post.py makes links
 # local and serves KaTeX from the site. Output: _docs/.
 # It never leaves the sandbox: .venv/bin comes first on PATH, and a no-op `quarto` shim stops nbdev's
@@ -12,6 +12,7 @@ printf '#!/bin/sh\n# no-op quarto for the offline docs build (tools/docs.sh)\nex
 export PATH="$shim:$PWD/.venv/bin:$PATH" PIP_NO_INDEX=1
 rm -rf _proc _docs
 nbdev_proc_nbs --n_workers 0
+python tools/docs_pre.py _proc
 smalldocs render --quiet _proc
 mv _proc/_docs _docs
 python tools/docs_post.py _docs

@@ -1,0 +1,34 @@
+#!/usr/bin/env python
+"""Show docstring examples as code in the docs: `>>>` lines (and the output lines after them) become fenced
+Python blocks in the processed notebooks, before they are rendered (as markdown they would turn into nested
+blockquotes with typographic quotes). Usage: python tools/docs_pre.py _proc
+"""
+import json, sys
+from pathlib import Path
+
+def fence(lines:list[str]) -> list[str]:
+    "Wrap each run of doctest lines (a `>>>` line, its `...` continuations and output, up to a blank line) in a code fence."
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].lstrip().startswith('>>>'):
+            j = i
+            while j < len(lines) and lines[j].strip() and not lines[j].strip().startswith('"""'): j += 1
+            block = [l if l.endswith('\n') else l + '\n' for l in lines[i:j]]
+            out += ['\n```python\n'] + block + ['```\n']
+            i = j
+        else: out.append(lines[i]); i += 1
+    return out
+
+def main(folder='_proc'):
+    n = 0
+    for p in Path(folder).rglob('*.ipynb'):
+        nb = json.loads(p.read_text(encoding='utf-8')); changed = False
+        for c in nb.get('cells', []):
+            for o in c.get('outputs', []):
+                md = o.get('data', {}).get('text/markdown')
+                if md and any(l.lstrip().startswith('>>>') for l in md):
+                    o['data']['text/markdown'] = fence(md); changed = True; n += 1
+        if changed: p.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding='utf-8')
+    print(f'docs_pre: {n} docstring examples shown as code')
+
+if __name__ == '__main__': main(*sys.argv[1:])
