@@ -137,3 +137,13 @@ def test_public_api_has_doctests():
             if not (inspect.isfunction(o) or inspect.isclass(o)) or getattr(o, '__module__', '') != m.__name__: continue
             if '>>>' not in (o.__doc__ or '') and f'{mod}.{name}' not in DOCTEST_ALLOW: missing.append(f'{mod}.{name}')
     assert not missing, f'public names without a >>> example in their docstring: {missing}'
+
+def test_no_definition_exported_twice():
+    "nbdev 2's `nbdev_export` appends `#| export experiments.x` cells to existing modules: `tools/export.py` must be used."
+    dups = {}
+    for path in list(PKG.glob('*.py')) + list((PKG / 'experiments').glob('*.py')):
+        names = [n.name for n in ast.parse(path.read_text()).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                 and not any('patch' in (getattr(d, 'id', None), getattr(d, 'attr', None)) for d in n.decorator_list)]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice: dups[str(path.relative_to(ROOT))] = twice
+    assert not dups, f'definitions repeated within a module (regenerate with `python tools/export.py`): {dups}'
