@@ -15,9 +15,9 @@ from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, patc
                             DEFAULT_MEMORY_BUDGET)
 
 # %% auto #0
-__all__ = ['log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian', 'dirichlet_energy', 'graph_distances', 'clustered_pair',
-           'pot_entropic_gw', 'scot_gw', 'anneal_schedule', 'sinkhorn_potentials', 'Coupling', 'LearnedGW',
-           'select_config', 'align']
+__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CANDIDATES', 'ALIGN_REFERENCE', 'log_sinkhorn', 'gw_loss', 'rank_distances',
+           'knn_laplacian', 'dirichlet_energy', 'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw',
+           'anneal_schedule', 'sinkhorn_potentials', 'Coupling', 'LearnedGW', 'select_config', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #bebd42a4
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -446,7 +446,7 @@ class LearnedGW(TensorState):
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
                  sinkhorn_iter:int=50, # Sinkhorn iterations per plan update
                  plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
-                 n_restarts:int=1, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept
+                 n_restarts:int=3, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept (a run caught in a swap mode has a higher loss)
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
                  lr:float=3e-3, # Adam learning rate
@@ -602,7 +602,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
        ) -> LearnedGW:
-    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; returns self.
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; centre the common space; returns self.
 
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
     >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
@@ -633,18 +633,21 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
         if best is None or gw < best[0]: best = (gw, f, g, hist)
     self.gw_, self.f_, self.g_, self.history_ = best
     self.f_.eval(); self.g_.eval()
+    with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
+        self.stats_['center_x'], self.stats_['center_y'] = self.f_(xs).mean(0), self.g_(ys).mean(0)
     return self
 
 # %% ../nbs/14_latent_gw.ipynb #6ef3e83d
 @patch
 def _embed(self:LearnedGW, v, side:str, name:str):
-    "Common-space embedding of the samples `v` of `side`, in row blocks."
+    "Common-space embedding of the samples `v` of `side`, in row blocks, centred on the training samples' mean."
     t, was_numpy = self._side_input(v, name, side)
     net = self.f_ if side == 'x' else self.g_
     rows = chunk_rows(t.shape[0], 4 * (t.shape[1] + 2 * self.hidden + self.dim))
     with torch.no_grad():
         out = torch.cat([net(self._preprocess(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
-    return to_like(out, was_numpy)
+    c = self.stats_.get(f'center_{side}')
+    return to_like(out if c is None else out - c, was_numpy)
 
 @patch
 def embed_x(self:LearnedGW, x): # (n, dx) samples of the first domain (new ones too: inductive)
@@ -728,16 +731,19 @@ def to(self:LearnedGW, device) -> LearnedGW:
 
 # %% ../nbs/14_latent_gw.ipynb #sc0re0py
 @patch
-def _intra(self:LearnedGW, t:torch.Tensor) -> torch.Tensor:
-    "Reference distances of the samples `t` for `score`: raw features (Euclidean, or SCOT's geodesic graph for metric='geodesic'), ranks if `rank`."
-    if self.metric == 'geodesic': D = torch.as_tensor(graph_distances(t, min(self.k, len(t)), normalize=False), dtype=torch.float64, device=t.device)
+def _intra(self:LearnedGW, t:torch.Tensor, metric:str|None=None, rank:bool|None=None) -> torch.Tensor:
+    "Reference distances of the samples `t` for `score`: raw features (Euclidean, or SCOT's geodesic graph for 'geodesic'), ranks if `rank`; the model's own `metric`/`rank` when None."
+    metric, rank = self.metric if metric is None else metric, self.rank if rank is None else rank
+    if metric == 'geodesic': D = torch.as_tensor(graph_distances(t, min(self.k, len(t)), normalize=False), dtype=torch.float64, device=t.device)
     else: D = torch.cdist(t.double(), t.double())
-    return rank_distances(D) if self.rank else D / D.max().clamp_min(1e-12)
+    return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
 @patch
 def score(self:LearnedGW, x, # (n, dx) first-domain samples (held out from training for model selection)
           y, # (m, dy) second-domain samples, unpaired
           eps:float|None=None, # ε of the inductive Sinkhorn solve; `eps_end` when None
+          metric:str|None=None, # reference distances: "euclidean" or "geodesic"; the model's `metric` when None
+          rank:bool|None=None, # compare distance ranks; the model's `rank` when None
          ) -> float: # GW loss of the plan: lower is better
     """Unsupervised quality of the inductive plan on (x, y): its GW loss against their own distances; no pairing is used.
 
@@ -747,8 +753,9 @@ def score(self:LearnedGW, x, # (n, dx) first-domain samples (held out from train
     """
     tx, _ = self._side_input(x, 'x', 'x'); ty, _ = self._side_input(y, 'y', 'y')
     if min(len(tx), len(ty)) < 2: raise ValueError(f"`score` needs at least 2 samples per side, got {len(tx)} and {len(ty)}")
+    if metric is not None: check_choice(metric, 'metric', ('euclidean', 'geodesic'))
     P = self.coupling(tx, ty, eps=eps).dense().double()
-    return float(gw_loss(P, self._intra(tx), self._intra(ty)))
+    return float(gw_loss(P, self._intra(tx, metric, rank), self._intra(ty, metric, rank)))
 
 # %% ../nbs/14_latent_gw.ipynb #se1ect0p
 def select_config(x, # (n, dx) first domain, training samples
@@ -757,6 +764,8 @@ def select_config(x, # (n, dx) first domain, training samples
                   x_val=None, # held-out first-domain samples for `score`; the training samples when None (transductive use)
                   y_val=None, # held-out second-domain samples (unpaired)
                   seed:int=0, # seed of every candidate
+                  metric:str|None=None, # reference distances of `score`, the same for every candidate ("euclidean", "geodesic"); each model's own when None
+                  rank:bool|None=None, # compare distance ranks in `score` (the same for every candidate); each model's own when None
                  ) -> tuple[LearnedGW, list]: # (best fitted model, one record per candidate: name, score, seconds, model)
     """Fit each candidate configuration and keep the one whose plan on (x_val, y_val) has the lowest GW loss (unsupervised).
 
@@ -773,11 +782,21 @@ def select_config(x, # (n, dx) first domain, training samples
     for name, kw in candidates.items():
         t0 = time.perf_counter()
         m = LearnedGW(**{'seed': seed, **kw}).fit(x, y)
-        s = m.score(xv, yv)
+        s = m.score(xv, yv, metric=metric, rank=rank)
         rows.append(dict(name=name, score=s, seconds=time.perf_counter() - t0, model=m))
         if best is None or s < best[0]: best = (s, name, m)
     best[2].selected_ = best[1]
     return best[2], rows
+
+# %% ../nbs/14_latent_gw.ipynb #eecd9ecc
+SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
+    normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
+    anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
+
+ALIGN_CANDIDATES = { # what `align` chooses among by the GW loss when no model or settings are given (name -> LearnedGW kwargs)
+    'single-cell (geodesic, l2)': SINGLECELL_CONFIG,
+    'euclidean (z-score)': {**SINGLECELL_CONFIG, 'normalize': 'standard', 'metric': 'euclidean'}}
+ALIGN_REFERENCE = 'geodesic' # the distances `align` scores every candidate's plan against (SCOT's kNN graph of the raw features)
 
 # %% ../nbs/14_latent_gw.ipynb #18417113
 def _get_rep(ad, use_rep, name:str) -> np.ndarray:
@@ -802,11 +821,12 @@ def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)
           key_added:str='X_gw', # .obsm key the common-space embeddings are written to
-          model:LearnedGW|None=None, # a fitted model to reuse; else one is fitted with `**kwargs`
+          model:LearnedGW|None=None, # a fitted model to reuse; else one is fitted (see below)
           eps:float|None=None, # ε of the final Sinkhorn solve
-          **kwargs, # passed to `LearnedGW` when `model` is None
+          seed:int=0, # seed of the fitted model(s)
+          **kwargs, # LearnedGW settings, on top of `SINGLECELL_CONFIG`; none: every `ALIGN_CANDIDATES` entry is fitted, the lowest GW loss kept
          ) -> Coupling:
-    """Fit (or reuse) a `LearnedGW` on two AnnData objects, write common embeddings to `.obsm[key_added]`, return the plan.
+    """Fit (or reuse) a `LearnedGW` on two AnnData objects, write centred common embeddings to `.obsm[key_added]`, return the plan.
 
     >>> import anndata
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
@@ -820,10 +840,13 @@ def align(adata_x, # AnnData of the first modality
         rx, ry = use_rep
     else: rx = ry = use_rep
     x, y = _get_rep(adata_x, rx, 'adata_x'), _get_rep(adata_y, ry, 'adata_y')
-    if model is None: model = LearnedGW(**kwargs).fit(x, y)
-    elif kwargs: raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
+    if model is not None and kwargs:
+        raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
+    if model is None and kwargs: model = LearnedGW(**{**SINGLECELL_CONFIG, 'seed': seed, **kwargs}).fit(x, y)
+    elif model is None: model = select_config(x, y, ALIGN_CANDIDATES, seed=seed, metric=ALIGN_REFERENCE, rank=False)[0]
     cp = model.coupling(x, y, eps=eps)
     adata_x.obsm[key_added] = np.asarray(cp.ex.cpu().numpy())
     adata_y.obsm[key_added] = np.asarray(cp.ey.cpu().numpy())
-    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params())
+    sel = getattr(model, 'selected_', None)
+    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params(), **({'selected': sel} if sel else {}))
     return cp

@@ -2,7 +2,7 @@
 
 # %% ../../nbs/14_latent_gw.ipynb #f6684941
 from __future__ import annotations
-import math, resource, sys, time
+import math, resource, subprocess, sys, time
 import numpy as np
 import pandas as pd
 import torch
@@ -12,22 +12,55 @@ from ..core import check_choice
 from ..claims import Claim, register_chapter
 from ..encoders import get_encoder, cached_encode
 from ..metrics import foscttm
-from ..gw import LearnedGW, clustered_pair, pot_entropic_gw, scot_gw, select_config
+from ..gw import LearnedGW, SINGLECELL_CONFIG, clustered_pair, pot_entropic_gw, scot_gw, select_config
 
 # %% auto #0
-__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'IMAGE_CANDIDATES', 'SIZES', 'singlecell_defaults', 'learned_foscttm',
-           'singlecell_experiment', 'annealing_experiment', 'spectral_experiment', 'fmnist_embeddings', 'pot_gw_bytes',
+__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 'SIZES', 'pbmc_unpaired', 'label_transfer',
+           'paper_config', 'singlecell_candidates', 'learned_foscttm', 'singlecell_experiment', 'annealing_experiment',
+           'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment', 'pot_memory_fit',
            'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
+
+# %% ../../nbs/14_latent_gw.ipynb #ac814f02
+def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
+                  n_x:int=400, # cells on side x (the other cells are side y)
+                 ) -> tuple: # (x (n_x, g1), y (687 - n_x, g2), labels of x, labels of y)
+    "A held-out unpaired single-cell pair from scanpy's bundled PBMC subset: disjoint cells, disjoint genes, scaled vs log-normalised expression, 5 cell types."
+    import scanpy
+    a = scanpy.datasets.pbmc68k_reduced()
+    coarse = {'Dendritic': 'dendritic', 'CD14+ Monocyte': 'monocyte', 'CD19+ B': 'B', 'CD56+ NK': 'NK', 'CD34+': None}
+    lab = np.array([coarse.get(l, 'T') for l in a.obs.bulk_labels.astype(str)], dtype=object)
+    keep = np.array([l is not None for l in lab])
+    raw = a.raw.X; raw = raw.toarray() if hasattr(raw, 'toarray') else np.asarray(raw)
+    rng = np.random.default_rng(seed)
+    cells = rng.permutation(np.flatnonzero(keep)); genes = rng.permutation(a.n_vars)
+    ix, iy, g1, g2 = cells[:n_x], cells[n_x:], genes[:a.n_vars // 2], genes[a.n_vars // 2:]
+    x = np.asarray(a.X)[ix][:, g1].astype(np.float32); y = raw[iy][:, g2].astype(np.float32)
+    return x, y, lab[ix].astype(str), lab[iy].astype(str)
+
+def label_transfer(m, x, y, lx, ly, k:int=5) -> dict:
+    "Accuracy of x's labels carried to y's cells by `m`: k nearest x neighbours in the common space ('knn') and through the plan ('plan')."
+    ex, ey = torch.as_tensor(m.embed_x(x)), torch.as_tensor(m.embed_y(y))
+    nn_ = torch.cdist(ey, ex).topk(k, largest=False).indices.numpy()
+    cls = np.unique(lx); votes = np.stack([(lx[nn_] == c).sum(1) for c in cls], 1)
+    P = np.asarray(m.coupling(x, y).dense()); mass = np.stack([P[lx == c].sum(0) for c in cls], 1)
+    return dict(knn=float((cls[votes.argmax(1)] == ly).mean()), plan=float((cls[mass.argmax(1)] == ly).mean()))
 
 # %% ../../nbs/14_latent_gw.ipynb #6935dff8
 SINGLECELL = dict( # dataset -> (loader name, SCOT's kNN k, SCOT's ε)
     snareseq=('load_snareseq', 110, 1e-3), scgem=('load_scgem', 35, 5e-3))
 
-def singlecell_defaults(dataset:str) -> dict:
-    "LearnedGW settings used on a single-cell dataset (SCOT's geodesic distances, full batch, 3 restarts; see the text for why not ranks)."
-    k = SINGLECELL[dataset][1]
-    return dict(normalize='l2', metric='geodesic', k=k, rank=False, n_steps=300, plan_every=10, batch_size=4096,
-                eps_start=10.0, eps_end=0.05, anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
+def paper_config(dataset:str|None=None, # a key of `SINGLECELL` for the single-cell row; None: image embeddings
+                ) -> dict: # LearnedGW keyword arguments
+    "The paper's row: thesis Eq. 8 (GW loss of the Sinkhorn plan, backpropagated through it), 3-layer MLPs, one run, other settings the class defaults; on single-cell data the ranking-based loss on SCOT's geodesic distances (SCOT's k)."
+    kw = dict(objective='direct', n_layers=3, n_restarts=1)
+    if dataset is None: return kw
+    k = SINGLECELL[check_choice(dataset, 'dataset', tuple(SINGLECELL))][1]
+    return {**kw, 'rank': True, 'metric': 'geodesic', 'normalize': 'l2', 'k': k}
+
+def singlecell_candidates(dataset:str) -> dict:
+    "Ours (an extra row): what the unsupervised GW loss chooses among: the paper's row and `SINGLECELL_CONFIG` (fixed point, 3 restarts) with ranks or distances."
+    fp = {**SINGLECELL_CONFIG, 'k': SINGLECELL[dataset][1]}
+    return {'paper (Eq. 8, ranks)': paper_config(dataset), 'fixed point (ranks)': {**fp, 'rank': True}, 'fixed point (distances)': fp}
 
 def _load_pair(dataset:str, n:int|None, seed:int):
     "Both modalities of a paired single-cell dataset (row i = one cell), optionally `n` random cells, and the cell types."
@@ -38,18 +71,19 @@ def _load_pair(dataset:str, n:int|None, seed:int):
     return x.astype(np.float32), y.astype(np.float32), ct
 
 # %% ../../nbs/14_latent_gw.ipynb #ba51ce92
-def learned_foscttm(x, y, seed:int=0, **kw) -> dict:
-    "Fit a LearnedGW on (x, y[shuffled]) (pairing hidden); FOSCTTM of the common embeddings and of the barycentric projection, seconds, model."
+def learned_foscttm(x, y, seed:int=0, candidates:dict|None=None, **kw) -> dict:
+    "Fit on (x, y[shuffled]) (pairing hidden): `LearnedGW(**kw)`, or the candidate of lowest GW loss (SCOT's geodesic distances, one reference for all); FOSCTTM of the embeddings and of the barycentric projection, seconds, model."
     perm = np.random.default_rng(10_000 + seed).permutation(len(y))
     t0 = time.perf_counter(); c0 = time.process_time()
-    m = LearnedGW(seed=seed, **kw).fit(x, y[perm])
+    if candidates is None: m = LearnedGW(seed=seed, **kw).fit(x, y[perm])
+    else: m, _ = select_config(x, y[perm], candidates, seed=seed, metric='geodesic', rank=False)
     ex, ey = m.embed_x(x), m.embed_y(y)
     # SCOT's read-out: x projected onto y's (L2-normalised) samples through the plan, compared with y
     yn = y / np.maximum(np.linalg.norm(y, axis=1, keepdims=True), 1e-12)
     xa = m.coupling(x, y).barycentric(yn)
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     return dict(foscttm=float(foscttm(xa, yn)), foscttm_embedding=float(foscttm(ex, ey)), gw=float(m.gw_), seconds=secs,
-                cpu_seconds=cpu, model=m)
+                cpu_seconds=cpu, model=m, selected=getattr(m, 'selected_', None))
 
 # %% ../../nbs/14_latent_gw.ipynb #4ff53e75
 def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
@@ -57,15 +91,18 @@ def singlecell_experiment(dataset:str='scgem', # "snareseq" or "scgem"
                           n:int|None=None, # subsample this many cells (both modalities, same cells); None: all
                           baseline:bool=True, # also run the SCOT-protocol entropic GW (POT)
                           scot_max_iter:int=1000, # outer iterations of POT's solver
-                          **kw, # overrides of `singlecell_defaults(dataset)`
+                          ours:bool=True, # also run our row: the configuration chosen by GW loss among `singlecell_candidates`
                          ) -> pd.DataFrame: # one row per method x seed: foscttm, seconds
-    "Experiment 5: FOSCTTM of the learned solver vs SCOT's entropic GW on a paired single-cell dataset."
+    "Experiment 5: FOSCTTM of the paper's learned solver (and ours) vs SCOT's entropic GW on a paired single-cell dataset."
     x, y, _ = _load_pair(dataset, n, 0)
+    arms = [('learned GW (paper: Eq. 8, 3-layer MLPs, ranks)', dict(**paper_config(dataset)))]
+    if ours: arms.append(('learned GW (ours: chosen by GW loss)', dict(candidates=singlecell_candidates(dataset))))
     rows = []
     for s in seeds:
-        r = learned_foscttm(x, y, s, **{**singlecell_defaults(dataset), **kw})
-        rows.append(dict(dataset=dataset, method='learned GW', seed=s, n=len(x), foscttm=r['foscttm'],
-                         foscttm_embedding=r['foscttm_embedding'], gw=r['gw'], seconds=r['seconds'], cpu_seconds=r['cpu_seconds']))
+        for name, kw in arms:
+            r = learned_foscttm(x, y, s, **kw)
+            rows.append(dict(dataset=dataset, method=name, seed=s, n=len(x), foscttm=r['foscttm'], selected=r['selected'],
+                             foscttm_embedding=r['foscttm_embedding'], gw=r['gw'], seconds=r['seconds'], cpu_seconds=r['cpu_seconds']))
     if baseline:
         _, k, e = SINGLECELL[dataset]
         t0 = time.perf_counter(); c0 = time.process_time()
@@ -93,22 +130,23 @@ def annealing_experiment(dataset:str='snareseq', # "snareseq" or "scgem"
     return pd.DataFrame(rows)
 
 # %% ../../nbs/14_latent_gw.ipynb #65c5f15f
-def spectral_experiment(n_datasets:int=20, # synthetic pairs
-                        n:int=1000, # samples per side
+def spectral_experiment(n_runs:int=20, # runs: each its own n images, seed and shuffle
+                        n:int=500, # images per run, drawn from the first `n_images`
+                        n_images:int=1000, # the Fashion-MNIST training images the runs draw from
+                        encoder_y:str='efficientnet-lite1', # the second view's encoder (the first is EfficientNet-Lite0)
                         spectral_reg:float=1.0, # weight of the (normalised) Dirichlet energy in the regularised arm
-                        noise:float=1.0, # relative noise of y = x Q + noise (0.1: both arms solve it; 1.0: mismatch modes appear)
-                        n_clusters:int=10, # Gaussian clusters
-                        **kw, # overrides of LearnedGW
-                       ) -> pd.DataFrame: # one row per dataset x arm: accuracy, GW loss
-    "Experiment 3: class accuracy of the matches on `n_datasets` unaligned noisy isometric pairs, with/without spectral regularisation."
+                        **kw, # overrides of `paper_config()`
+                       ) -> pd.DataFrame: # one row per run x arm: accuracy, GW loss
+    "Experiment 3: same-class accuracy of the matches between two pretrained encoders' embeddings of the same images (unpaired), the paper's row with and without the spectral term."
+    X, lab = fmnist_embeddings(n_images); Y, _ = fmnist_embeddings(n_images, encoder=encoder_y)
     rows = []
-    for s in range(n_datasets):
-        x, y, lab = clustered_pair(n, n_clusters=n_clusters, noise=noise, seed=s)
-        perm = np.random.default_rng(s).permutation(n)
+    for s in range(n_runs):
+        rng = np.random.default_rng(s)
+        idx = np.sort(rng.choice(n_images, n, replace=False)); perm = rng.permutation(n)
         for reg in (0.0, spectral_reg):
-            m = LearnedGW(seed=s, spectral_reg=reg, **kw).fit(x, y[perm])
-            acc = float((lab[m.coupling(x, y).match()] == lab).mean())
-            rows.append(dict(dataset=s, n=n, spectral_reg=reg, accuracy=acc, gw=float(m.gw_)))
+            m = LearnedGW(**{**paper_config(), 'batch_size': min(n, 256), **kw, 'seed': s, 'spectral_reg': reg}).fit(X[idx], Y[idx][perm])
+            acc = float((lab[idx][m.coupling(X[idx], Y[idx]).match()] == lab[idx]).mean())
+            rows.append(dict(run=s, n=n, spectral_reg=reg, accuracy=acc, gw=float(m.gw_)))
     return pd.DataFrame(rows)
 
 # %% ../../nbs/14_latent_gw.ipynb #f8335cd9
@@ -139,17 +177,45 @@ def _peak_rss_mib() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / 2**20 if sys.platform == 'darwin' else r / 1024
 
-def pot_gw_bytes(n:int) -> int:
-    "Memory POT's dense entropic GW needs at n per side: ~6 float64 n x n matrices (two distance matrices, plan, tensors)."
-    return 6 * 8 * n * n
+_POT_PROBE = """import resource, sys, warnings, numpy as np, ot
+warnings.filterwarnings('ignore'); n, d = int(sys.argv[1]), int(sys.argv[2])
+x = np.random.default_rng(0).standard_normal((n, d)); y = x[::-1].copy()
+D = [np.sqrt(np.maximum((a * a).sum(1)[:, None] + (a * a).sum(1)[None] - 2 * a @ a.T, 0)) for a in (x, y)]
+p = ot.unif(n)
+ot.gromov.entropic_gromov_wasserstein(D[0] / D[0].max(), D[1] / D[1].max(), p, p, 'square_loss', epsilon=5e-3, max_iter=3)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"""
+
+def pot_memory_experiment(sizes=(500, 1000, 2000), # n per side at which POT's peak memory is measured
+                          d:int=64, # feature width of the (random) inputs; the memory does not depend on the values
+                         ) -> pd.DataFrame: # one row per n: peak_rss_mib of a fresh process (distances + 3 entropic GW iterations)
+    "Measure the peak RSS of POT's entropic GW (float64 distance matrices of both sides, 3 outer iterations) in a fresh process per size."
+    rows = []
+    for n in sizes:
+        out = subprocess.run([sys.executable, '-c', _POT_PROBE, str(n), str(d)], capture_output=True, text=True, check=True)
+        kib = int(out.stdout.strip().splitlines()[-1])
+        rows.append(dict(n=int(n), peak_rss_mib=kib / 2**20 if sys.platform == 'darwin' else kib / 1024))
+    return pd.DataFrame(rows)
+
+# %% ../../nbs/14_latent_gw.ipynb #8230fb81
+def pot_memory_fit(mem:pd.DataFrame, # `pot_memory_experiment`'s table (>= 2 sizes)
+                   limit:int=POT_MEMORY_LIMIT, # bytes
+                  ) -> tuple[float, float, int]: # (MiB per n^2, MiB at n = 0, largest n whose fitted peak fits `limit`)
+    "Least-squares fit peak = a n^2 + b of POT's measured peak memory, and the largest n it predicts within `limit`."
+    if len(mem) < 2: raise ValueError(f"`mem` needs at least 2 sizes, got {len(mem)}")
+    A = np.stack([mem.n.to_numpy(float) ** 2, np.ones(len(mem))], 1)
+    a, b = np.linalg.lstsq(A, mem.peak_rss_mib.to_numpy(float), rcond=None)[0]
+    if not a > 0: raise ValueError(f"POT's measured memory does not grow with n (slope {a:g} MiB per n^2)")
+    return float(a), float(b), int(math.sqrt(max(limit / 2**20 - b, 0) / a))
 
 # %% ../../nbs/14_latent_gw.ipynb #aa8b447a
+PAPER_IMAGE = 'mlp3 (paper: Eq. 8)' # the paper's row among the image candidates
 IMAGE_CANDIDATES = { # configurations `select_config` chooses among on image embeddings (name -> LearnedGW kwargs)
-    'mlp3 (z-score)': dict(eps_end=0.01),
-    'mlp3 (pca32)': dict(normalize='pca', n_components=32, eps_end=0.01),
-    'linear (pca16)': dict(normalize='pca', n_components=16, n_layers=1, dim=16, eps_end=0.01),
-    'linear (pca32)': dict(normalize='pca', n_components=32, n_layers=1, dim=32, eps_end=0.01),
-    'linear (pca64)': dict(normalize='pca', n_components=64, n_layers=1, dim=64, eps_end=0.01)}
+    PAPER_IMAGE: paper_config(),
+    'mlp3 (z-score)': dict(eps_end=0.01, n_restarts=1),
+    'mlp3 (pca32)': dict(normalize='pca', n_components=32, eps_end=0.01, n_restarts=1),
+    'linear (pca16)': dict(normalize='pca', n_components=16, n_layers=1, dim=16, eps_end=0.01, n_restarts=1),
+    'linear (pca32)': dict(normalize='pca', n_components=32, n_layers=1, dim=32, eps_end=0.01, n_restarts=1),
+    'linear (pca64)': dict(normalize='pca', n_components=64, n_layers=1, dim=64, eps_end=0.01, n_restarts=1)}
 
 def _pot_euclidean(X, Y, eps_grid) -> tuple:
     "POT's entropic GW between the Euclidean distance matrices (each / its max) of X and Y, ε chosen by GW loss: (ε, plan)."
@@ -157,12 +223,12 @@ def _pot_euclidean(X, Y, eps_grid) -> tuple:
     e, _, T, _ = pot_entropic_gw(Dx / Dx.max(), Dy / Dy.max(), eps_grid, max_iter=1000)
     return e, T
 
-def _learned_row(m, X, Y, lab, idx, seed:int, n_iter:int, fit_seconds:float) -> dict:
+def _learned_row(m, X, Y, lab, idx, seed:int, n_iter:int, fit_seconds:float, method:str) -> dict:
     "Inductive alignment of the samples `idx` by the fitted model `m`: one result row."
     n = len(idx); t0 = time.perf_counter()
     cp = m.coupling(X[idx], Y[idx], n_iter=n_iter)
     mt = cp.match()
-    return dict(seed=seed, n=n, method=f'learned GW (inductive, {m.selected_})', accuracy=float((lab[idx][mt] == lab[idx]).mean()),
+    return dict(seed=seed, n=n, method=method, accuracy=float((lab[idx][mt] == lab[idx]).mean()),
                 exact=float((mt == np.arange(n)).mean()), seconds=time.perf_counter() - t0, fit_seconds=fit_seconds,
                 sinkhorn_iterations=cp.n_iter, peak_rss_mib=_peak_rss_mib())
 
@@ -176,7 +242,7 @@ def _pot_row(X, Y, lab, idx, seed:int, pot_eps) -> dict:
 
 # %% ../../nbs/14_latent_gw.ipynb #ecc4e477
 def _inductive_seed(X, lab, s:int, sizes, n_train:int, n_val:int, pairs:str, cands:dict, pot_max:int, pot_eps,
-                    n_iter:int, test_pool:str) -> tuple[list, list]:
+                    n_iter:int) -> tuple[list, list]:
     "One seed of `inductive_experiment`: (result rows, the candidates' selection records)."
     g = torch.Generator().manual_seed(s)
     Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
@@ -189,12 +255,13 @@ def _inductive_seed(X, lab, s:int, sizes, n_train:int, n_val:int, pairs:str, can
     m, tab = select_config(X[ix], Y[iy], cands, X[iv], Y[rng.permutation(iv)], seed=s)
     t_fit = time.perf_counter() - t0
     sel = [{**{k: v for k, v in r.items() if k != 'model'}, 'seed': s, 'selected': r['name'] == m.selected_} for r in tab]
-    pool = np.arange(len(X)) if test_pool == 'all' else np.setdiff1d(np.arange(len(X)), np.union1d(np.union1d(ix, iy), iv))
+    pool = np.setdiff1d(np.arange(len(X)), np.union1d(np.union1d(ix, iy), iv))    # test images: never trained or selected on
+    models = [(f'learned GW (selected: {m.selected_})', m)] + [('learned GW (paper: Eq. 8, 3-layer MLP)', r['model']) for r in tab if r['name'] == PAPER_IMAGE]
     rows = []
     for n in sizes:
-        if n > len(pool): raise ValueError(f"n = {n} exceeds the {len(pool)} samples of `test_pool`={test_pool!r}")
+        if n > len(pool): raise ValueError(f"n = {n} exceeds the {len(pool)} images used neither for training nor for selection")
         idx = rng.choice(pool, n, replace=False) if n < len(pool) else pool
-        rows.append(_learned_row(m, X, Y, lab, idx, s, n_iter, t_fit))
+        rows += [_learned_row(mm, X, Y, lab, idx, s, n_iter, t_fit, name) for name, mm in models]
         if n <= pot_max: rows.append(_pot_row(X, Y, lab, idx, s, pot_eps))
     return rows, sel
 
@@ -210,17 +277,16 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
                          pot_eps=(5e-3, 1e-3, 5e-4), # ε grid of POT's entropic GW (chosen by its GW loss)
                          emb=None, # (embeddings, labels) to use instead of `fmnist_embeddings(max(sizes))`
                          n_iter:int=200, # maximum Sinkhorn iterations of the inductive coupling
-                         test_pool:str='all', # where test samples are drawn: "all" embeddings (may include the training/validation ones) or "unseen" only
                          **kw, # overrides of every candidate's LearnedGW kwargs
                         ) -> pd.DataFrame: # one row per seed x n x method; .attrs['selection']: the candidates' held-out scores (records)
-    "Experiment 1: X = image embeddings, Y = X under a random orthogonal map; inductive class accuracy, time and memory vs n."
-    check_choice(pairs, 'pairs', ('shuffled', 'disjoint')); check_choice(test_pool, 'test_pool', ('all', 'unseen'))
-    X, lab = emb if emb is not None else fmnist_embeddings(max(sizes))
+    "Experiment 1: X = image embeddings, Y = X under a random orthogonal map; inductive class accuracy on unseen images, time and memory vs n."
+    check_choice(pairs, 'pairs', ('shuffled', 'disjoint'))
+    X, lab = emb if emb is not None else fmnist_embeddings(max(sizes) + 2 * n_train + n_val)
     if n_train + n_val > len(X): raise ValueError(f"`n_train` + `n_val` = {n_train + n_val} exceeds the {len(X)} samples")
     cands = {k: {'n_steps': n_steps, 'batch_size': n_train, **v, **kw} for k, v in (candidates or IMAGE_CANDIDATES).items()}
     rows, sel = [], []
     for s in seeds:
-        r, t = _inductive_seed(X, lab, s, sizes, n_train, n_val, pairs, cands, pot_max, pot_eps, n_iter, test_pool)
+        r, t = _inductive_seed(X, lab, s, sizes, n_train, n_val, pairs, cands, pot_max, pot_eps, n_iter)
         rows += r; sel += t
     df = pd.DataFrame(rows)
     df.attrs['selection'] = sel     # plain records: pd.concat of results keeps working
@@ -230,7 +296,7 @@ def inductive_experiment(sizes=(1000,), # numbers of samples per side for the in
 def nonisometric_experiment(n:int=1000, # images (the first n of the training split), both views
                             zoom:float=0.75, # the second view: images shrunk to this size (zero padding)
                             encoder_y:str='efficientnet-lite0', # the second view's encoder (another one: a second kind of non-isometry)
-                            seeds=(0,), # seeds of the learned solver and of the shuffle
+                            seeds=(0, 1, 2), # seeds of the learned solver and of the shuffle
                             candidates:dict|None=None, # configurations to select among (unsupervised); IMAGE_CANDIDATES when None
                             n_steps:int=500, # training steps of each candidate
                             pot_eps=(5e-3, 1e-3, 5e-4), # ε grid of the POT baseline (chosen by its GW loss)
@@ -238,55 +304,61 @@ def nonisometric_experiment(n:int=1000, # images (the first n of the training sp
     "Experiment 2: X = EfficientNet-Lite0 embeddings of images, Y = embeddings of the same images shrunk by `zoom` and/or by `encoder_y` (unpaired); class accuracy."
     X, lab = fmnist_embeddings(n); Y, _ = fmnist_embeddings(n, encoder=encoder_y, zoom=zoom)
     cands = {k: {'n_steps': n_steps, 'batch_size': min(n, 256), **v} for k, v in (candidates or IMAGE_CANDIDATES).items()}
+    view = f"{encoder_y}{f', zoom {zoom:g}' if zoom < 1 else ''}"
     rows = []
     for s in seeds:
         perm = np.random.default_rng(s).permutation(n)
         m, tab = select_config(X, Y[perm], cands, seed=s)        # transductive: scored on the (unpaired) data it aligns
         for r in tab:                                            # every candidate's accuracy, for the record (selection never sees it)
-            rows.append(dict(seed=s, method=f"learned GW: {r['name']}", selected=r['name'] == m.selected_, gw=r['score'],
+            rows.append(dict(view=view, seed=s, method=f"learned GW: {r['name']}", selected=r['name'] == m.selected_, gw=r['score'],
                              accuracy=float((lab[r['model'].coupling(X, Y).match()] == lab).mean())))
     e, T = _pot_euclidean(X, Y, pot_eps)
-    rows.append(dict(seed=0, method=f'entropic GW (POT, eps={e:g})', selected=True, gw=float('nan'),
+    rows.append(dict(view=view, seed=0, method=f'entropic GW (POT, eps={e:g})', selected=True, gw=float('nan'),
                      accuracy=float((lab[T.argmax(1)] == lab).mean())))
     return pd.DataFrame(rows)
 
 # %% ../../nbs/14_latent_gw.ipynb #cd2a303d
+_OURS_IMAGE = {k: v for k, v in IMAGE_CANDIDATES.items() if k != PAPER_IMAGE}
 SIZES = { # what `run` does at each size
-    'quick': dict(singlecell={'snareseq': (0,), 'scgem': (0, 1, 2)}, scot_max_iter=50,
-                  annealing=dict(dataset='scgem', n_init=5), spectral=dict(n_datasets=3, n=200, n_steps=150),
-                  inductive=[dict(sizes=(500,), n_steps=500, pot_max=500, n_val=300, n_images=1000, test_pool='unseen')],
-                  scale=dict(n=12_000, d=64, n_steps=200, n_iter=20, n_val=300)),
-    'full': dict(singlecell={'snareseq': (0, 1, 2, 3, 4), 'scgem': (0, 1, 2, 3, 4)}, scot_max_iter=1000,
-                 annealing=dict(dataset='snareseq', n_init=20), spectral=dict(n_datasets=20, n=1000, n_steps=300),
-                 inductive=[dict(sizes=(1000, 2000, 5000), n_steps=500, pot_max=2000, n_val=500),
-                            dict(sizes=(10_000, 45_000), pot_max=0, n_iter=20)],
-                 scale=None)} # None: the scale claim reads the real embeddings at the largest n
+    'quick': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2), n=300), scgem=dict(seeds=(0, 1, 2))), scot_max_iter=50,
+                  annealing=dict(dataset='scgem', n_init=8), spectral=dict(n_runs=6, n=200),
+                  inductive=[dict(sizes=(400,), seeds=(0, 1, 2), pot_max=400, n_val=200, n_images=1000)],
+                  nonisometric=dict(n=300, seeds=(0, 1, 2), candidates={PAPER_IMAGE: IMAGE_CANDIDATES[PAPER_IMAGE]}),
+                  scale=dict(n=12_000, d=64, n_steps=200, n_iter=20, n_val=300, candidates=_OURS_IMAGE), pot_memory=(400, 800, 1600)),
+    'full': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2)), scgem=dict(seeds=(0, 1, 2))), scot_max_iter=100,
+                 annealing=dict(dataset='snareseq', n_init=20), spectral=dict(n_runs=20, n=500),
+                 inductive=[dict(sizes=(1000, 2000, 5000), seeds=(0, 1, 2), pot_max=2000, n_val=500),
+                            dict(sizes=(10_000, 45_000), pot_max=0, n_iter=20, candidates=_OURS_IMAGE)],
+                 nonisometric=dict(n=1000, seeds=(0, 1, 2)),
+                 scale=None, pot_memory=(500, 1000, 2000))} # scale None: the scale claim reads the real embeddings at the largest n
 
 # %% ../../nbs/14_latent_gw.ipynb #8115a3e1
 def _run_inductive(z:dict) -> dict:
-    "Experiment 1 at the sizes `z`: tables 'inductive', 'inductive_selection' and 'scale' (the rows the scale claim reads)."
+    "Experiments 1 and 2 at the sizes `z`: tables 'inductive', 'inductive_selection', 'nonisometric', 'scale', 'pot_memory'."
     try:
         parts = [inductive_experiment(**{k: v for k, v in kw.items() if k != 'n_images'},
                                       **({'emb': fmnist_embeddings(kw['n_images'])} if 'n_images' in kw else {})) for kw in z['inductive']]
         ind = pd.concat(parts, ignore_index=True)
         sel = pd.DataFrame([r for p in parts for r in p.attrs['selection']])
+        ni = pd.concat([nonisometric_experiment(**z['nonisometric'], **v) for v in (dict(zoom=0.75), dict(encoder_y='efficientnet-lite1'))],
+                       ignore_index=True)
     except (ImportError, FileNotFoundError, OSError) as e:      # no encoder weights or no images: the claims say NaN
-        ind, sel = pd.DataFrame([dict(error=str(e))]), pd.DataFrame()
+        ind, sel, ni = pd.DataFrame([dict(error=str(e))]), pd.DataFrame(), pd.DataFrame([dict(error=str(e))])
     s = z['scale']
     if s is None:
         lr = ind[ind.method.str.startswith('learned')] if 'method' in ind else pd.DataFrame(columns=['n'])
         big = lr[lr.n == lr.n.max()].assign(features='Fashion-MNIST embeddings')
     else:
-        xs, _, ls = clustered_pair(s['n'], d=s['d'], n_clusters=10, noise=0., seed=0)
+        xs, _, ls = clustered_pair(s['n'] + 500, d=s['d'], n_clusters=10, noise=0., seed=0)
         big = inductive_experiment(sizes=(s['n'],), n_steps=s['n_steps'], pot_max=0, emb=(xs, ls), n_iter=s['n_iter'],
-                                   n_val=s['n_val']).assign(features=f"synthetic {s['d']}-d")
-    return dict(inductive=ind, inductive_selection=sel, scale=big)
+                                   n_val=s['n_val'], candidates=s['candidates']).assign(features=f"synthetic {s['d']}-d")
+    return dict(inductive=ind, inductive_selection=sel, nonisometric=ni, scale=big, pot_memory=pot_memory_experiment(z['pot_memory']))
 
 def run(size:str='quick', # a key of `SIZES`
        ) -> dict: # table name -> tidy DataFrame (one row per setting x seed)
-    "The chapter's experiments at `size`: single-cell FOSCTTM, annealing, spectral regularisation, inductive alignment and scale."
+    "The chapter's experiments at `size`: single-cell FOSCTTM, annealing, spectral regularisation, inductive alignment, non-isometric views, scale."
     z = SIZES[check_choice(size, 'size', tuple(SIZES))]
-    sc = pd.concat([singlecell_experiment(ds, seeds=seeds, scot_max_iter=z['scot_max_iter']) for ds, seeds in z['singlecell'].items()],
+    sc = pd.concat([singlecell_experiment(ds, scot_max_iter=z['scot_max_iter'], **kw) for ds, kw in z['singlecell'].items()],
                    ignore_index=True)
     return dict(singlecell=sc, annealing=annealing_experiment(**z['annealing']), spectral=spectral_experiment(**z['spectral']),
                 **_run_inductive(z))
@@ -296,60 +368,83 @@ def _nan_claim(name:str, rule:str, paper:str, what:str, table) -> Claim:
     "The claim `name` when its table has no usable rows: value NaN (does not hold)."
     return Claim(name, float('nan'), rule, paper=paper, what=f'{what}: not measured ({len(table)} rows)')
 
+def _paper_rows(df:pd.DataFrame) -> pd.DataFrame:
+    "The rows of the paper's learned solver (thesis Eq. 8, 3-layer MLPs)."
+    return df[df.method.str.contains('paper', regex=False)] if 'method' in df else df.iloc[:0]
+
 def _singlecell_claims(sc:pd.DataFrame) -> list:
-    "Learned minus SCOT-protocol POT FOSCTTM, per dataset (mean over the learned seeds)."
+    "Paper-row learned minus SCOT-protocol POT FOSCTTM, per dataset (mean over the learned seeds)."
     out, paper = [], 'learned below entropic GW (SCOT 0.1496 on SNARE-seq; bone marrow 0.069 vs 0.316)'
     for ds in ('snareseq', 'scgem'):
         df = sc[sc.dataset == ds] if 'dataset' in sc else sc.iloc[:0]
-        lr, bl = df[df.method.str.startswith('learned')], df[~df.method.str.startswith('learned')]
+        lr, bl = _paper_rows(df), df[df.method.str.startswith('entropic')] if len(df) else df
         if not (len(lr) and len(bl)): out.append(_nan_claim(f'{ds}_learned_vs_entropic', '< 0', paper, 'FOSCTTM', df)); continue
         out.append(Claim(f'{ds}_learned_vs_entropic', float(lr.foscttm.mean() - bl.foscttm.iloc[0]), '< 0', paper=paper,
-                         what=f'mean learned FOSCTTM (barycentric, SCOT read-out) {lr.foscttm.mean():.3f} ± {lr.foscttm.std():.3f} '
-                              f'({len(lr)} seeds) minus SCOT-protocol POT {bl.foscttm.iloc[0]:.3f}, {df.n.iloc[0]} cells'))
+                         what=f"paper's row (Eq. 8, 3-layer MLPs, ranks): mean FOSCTTM (SCOT read-out) {lr.foscttm.mean():.3f} ± "
+                              f"{lr.foscttm.sem():.3f} se ({len(lr)} seeds) minus SCOT-protocol POT {bl.foscttm.iloc[0]:.3f}, {df.n.iloc[0]} cells"))
     return out
 
 def _annealing_claim(an:pd.DataFrame) -> Claim:
-    "Mean FOSCTTM without minus with ε-annealing."
+    "FOSCTTM std without / std with ε-annealing (paper's row, one run per initialisation)."
     mw, mo = an[an.annealing == True].foscttm, an[an.annealing == False].foscttm
     ds = {'scgem': 'scGEM', 'snareseq': 'SNARE-seq'}.get(an.dataset.iloc[0], an.dataset.iloc[0])
-    return Claim('annealing_stabilizes', float(mo.mean() - mw.mean()), '> 0', paper='annealing removes mismatch modes',
-                 what=f'mean FOSCTTM without - with annealing ({ds}, {len(mw)} inits each; std {mo.std():.3f} without, {mw.std():.3f} with)')
+    v = float(mo.std() / mw.std()) if mw.std() > 0 else (float('inf') if mo.std() > 0 else float('nan'))
+    return Claim('annealing_stabilizes', v, '>= 2', paper='ε-annealing removes mismatch modes (lower variance)',
+                 what=f"FOSCTTM std without / with annealing (paper's row, {ds}, {len(mw)} inits each; without "
+                      f"{mo.mean():.3f} ± {mo.std():.3f} sd, with {mw.mean():.3f} ± {mw.std():.3f} sd)")
 
 def _spectral_claim(sp:pd.DataFrame) -> Claim:
     "Mean class accuracy with minus without the spectral term."
     a0, a1 = sp[sp.spectral_reg == 0].accuracy, sp[sp.spectral_reg > 0].accuracy
     return Claim('spectral_reg_improves', float(a1.mean() - a0.mean()), '> 0', paper='+20% accuracy, lower variance',
-                 what=f'class accuracy with - without the normalised Dirichlet term (noisy 10-cluster isometric pairs, {len(a0)} '
-                      f'datasets of n={sp.n.iloc[0]}; std {a1.std():.3f} with, {a0.std():.3f} without)')
+                 what=f"same-class accuracy with - without the normalised Dirichlet term (paper's row, EfficientNet-Lite0 vs -Lite1 "
+                      f"Fashion-MNIST embeddings, {len(a0)} runs of n={sp.n.iloc[0]}; {a1.mean():.3f} ± {a1.sem():.3f} se with, "
+                      f"{a0.mean():.3f} ± {a0.sem():.3f} without; std {a1.std():.3f} with, {a0.std():.3f} without)")
 
 # %% ../../nbs/14_latent_gw.ipynb #f18b4c62
 def _isometric_claim(ind:pd.DataFrame) -> Claim:
-    "Same-class accuracy of the learned inductive matches at the largest n."
-    lr = ind[ind.method.str.startswith('learned')] if 'method' in ind else ind.iloc[:0]
-    top = lr[lr.n == lr.n.max()] if len(lr) else lr
-    acc, exact = (float(top.accuracy.mean()), float(top.exact.mean())) if len(top) else (float('nan'), float('nan'))
-    return Claim('isometric_inductive_accuracy', acc, '>= 0.99', paper='> 99%',
-                 what='same-class accuracy of the inductive matches, Fashion-MNIST EfficientNet-Lite0 embeddings vs a random '
-                      'orthogonal map of them, trained on 200 unaligned (shuffled) samples, configuration chosen by held-out GW '
-                      f'loss, largest n; exact matches {exact:.3f}')
+    "Same-class accuracy of the paper's learned solver on unseen test images, mean over every (seed, n) cell."
+    lr = _paper_rows(ind)
+    paper = '> 99% on isometric pairs, 200 training samples, 3-layer MLP'
+    if not len(lr): return _nan_claim('isometric_inductive_accuracy', '>= 0.99', paper, 'isometric accuracy', ind)
+    sel = ind[ind.method.str.contains('selected', regex=False)]
+    return Claim('isometric_inductive_accuracy', float(lr.accuracy.mean()), '>= 0.99', paper=paper,
+                 what=f"same-class accuracy of the paper's 3-layer MLP (Eq. 8) on unseen test images (never trained or selected on), "
+                      f"Fashion-MNIST EfficientNet-Lite0 embeddings vs a random orthogonal map, 200 shuffled training pairs, "
+                      f"{lr.seed.nunique()} seeds x n in {sorted(lr.n.unique().tolist())}: {lr.accuracy.mean():.3f} ± {lr.accuracy.sem():.3f} se "
+                      f"(min {lr.accuracy.min():.3f}); configuration chosen by held-out GW loss: {sel.accuracy.mean():.3f}")
 
-def _scale_claim(big:pd.DataFrame) -> Claim:
-    "n aligned within the memory goal / the largest n at which POT's dense entropic GW fits it."
-    n_pot, gib = int(math.sqrt(POT_MEMORY_LIMIT / pot_gw_bytes(1))), POT_MEMORY_LIMIT / 2**30
-    paper = 'learned solver scales (45,000 per side), POT does not'
-    if not len(big): return _nan_claim('inductive_scales_past_pot', '> 1', paper, 'scale', big)
-    n_big = int(big.n.max())
-    ratio = float(n_big / n_pot) if big.peak_rss_mib.max() < POT_MEMORY_LIMIT / 2**20 else float('nan')
-    return Claim('inductive_scales_past_pot', ratio, '> 1', paper=paper,
-                 what=f'n = {n_big} aligned by the learned solver within {gib:.0f} GiB peak RSS ({big.features.iloc[0]}, accuracy '
-                      f'{big.accuracy.iloc[0]:.3f}, peak {big.peak_rss_mib.max():.0f} MiB) / largest n whose dense entropic GW '
-                      f'(6 float64 n x n matrices) fits in {gib:.0f} GiB ({n_pot})')
+def _nonisometric_claim(ni:pd.DataFrame) -> Claim:
+    "Min over the two views of (paper-row learned mean accuracy - POT accuracy)."
+    paper = 'the learned solver is better than POT on non-isometric views'
+    if 'view' not in ni: return _nan_claim('nonisometric_learned_vs_pot', '> 0', paper, 'non-isometric views', ni)
+    parts = []
+    for v, d in ni.groupby('view', sort=False):
+        lr, bl = _paper_rows(d), d[d.method.str.startswith('entropic')]
+        parts.append((v, float(lr.accuracy.mean() - bl.accuracy.iloc[0]), lr.accuracy.mean(), lr.accuracy.sem(), bl.accuracy.iloc[0]))
+    txt = '; '.join(f'{v}: {a:.3f} ± {s:.3f} se vs POT {b:.3f}' for v, _, a, s, b in parts)
+    return Claim('nonisometric_learned_vs_pot', min(p[1] for p in parts), '> 0', paper=paper,
+                 what=f"min over views of the paper's learned row - POT same-class accuracy ({ni.seed.nunique()} seeds): {txt}")
+
+# %% ../../nbs/14_latent_gw.ipynb #46add148
+def _scale_claim(big:pd.DataFrame, mem:pd.DataFrame) -> Claim:
+    "n aligned at accuracy >= 0.95 within the memory goal / the largest n at which POT's entropic GW fits it (measured, fitted)."
+    gib, paper = POT_MEMORY_LIMIT / 2**30, 'learned solver aligns 45,000 per side where POT cannot'
+    if not len(big) or len(mem) < 2: return _nan_claim('inductive_scales_past_pot', '> 1', paper, 'scale', big)
+    a, b, n_pot = pot_memory_fit(mem)
+    ok = big[(big.accuracy >= 0.95) & (big.peak_rss_mib < POT_MEMORY_LIMIT / 2**20)] if 'accuracy' in big else big.iloc[:0]
+    n_big = int(ok.n.max()) if len(ok) else 0
+    return Claim('inductive_scales_past_pot', float(n_big / n_pot), '> 1', paper=paper,
+                 what=f"largest n aligned at accuracy >= 0.95 within {gib:.0f} GiB peak RSS ({big.features.iloc[0]}; {n_big}, peak "
+                      f"{big.peak_rss_mib.max():.0f} MiB) / largest n at which POT's entropic GW fits {gib:.0f} GiB ({n_pot}; peak RSS measured "
+                      f"at n = {mem.n.tolist()}: {[round(v) for v in mem.peak_rss_mib]} MiB, fitted {a * 1e6:.2f} MiB per 1000^2 + {b:.0f} MiB)")
 
 def claims(results:dict, # `run`'s tables
           ) -> list: # Claim per pre-registered statement, in CLAIMS.md's order
     "The chapter's claims, computed from `run`'s tables only."
-    return [*_singlecell_claims(results['singlecell']), _annealing_claim(results['annealing']),
-            _spectral_claim(results['spectral']), _isometric_claim(results['inductive']), _scale_claim(results['scale'])]
+    return [*_singlecell_claims(results['singlecell']), _isometric_claim(results['inductive']),
+            _nonisometric_claim(results['nonisometric']), _annealing_claim(results['annealing']),
+            _spectral_claim(results['spectral']), _scale_claim(results['scale'], results['pot_memory'])]
 
 register_chapter('latent_gw', run, claims, description='learned (amortised) Gromov-Wasserstein on single-cell multiomics and image embeddings',
                  sizes=SIZES)
