@@ -20,7 +20,7 @@ __all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 
            'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment', 'pot_memory_fit',
            'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
 
-# %% ../../nbs/14_latent_gw.ipynb #ac814f02
+# %% ../../nbs/14_latent_gw.ipynb #aa8a3ea4
 def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
                   n_x:int=400, # cells on side x (the other cells are side y)
                  ) -> tuple: # (x (n_x, g1), y (687 - n_x, g2), labels of x, labels of y)
@@ -320,7 +320,7 @@ def nonisometric_experiment(n:int=1000, # images (the first n of the training sp
 # %% ../../nbs/14_latent_gw.ipynb #cd2a303d
 _OURS_IMAGE = {k: v for k, v in IMAGE_CANDIDATES.items() if k != PAPER_IMAGE}
 SIZES = { # what `run` does at each size
-    'quick': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2), n=300), scgem=dict(seeds=(0, 1, 2))), scot_max_iter=50,
+    'quick': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2), n=300, ours=False), scgem=dict(seeds=(0, 1, 2), ours=False)), scot_max_iter=50,
                   annealing=dict(dataset='scgem', n_init=8), spectral=dict(n_runs=6, n=200),
                   inductive=[dict(sizes=(400,), seeds=(0, 1, 2), pot_max=400, n_val=200, n_images=1000)],
                   nonisometric=dict(n=300, seeds=(0, 1, 2), candidates={PAPER_IMAGE: IMAGE_CANDIDATES[PAPER_IMAGE]}),
@@ -426,7 +426,7 @@ def _nonisometric_claim(ni:pd.DataFrame) -> Claim:
     return Claim('nonisometric_learned_vs_pot', min(p[1] for p in parts), '> 0', paper=paper,
                  what=f"min over views of the paper's learned row - POT same-class accuracy ({ni.seed.nunique()} seeds): {txt}")
 
-# %% ../../nbs/14_latent_gw.ipynb #46add148
+# %% ../../nbs/14_latent_gw.ipynb #3f08b65f
 def _scale_claim(big:pd.DataFrame, mem:pd.DataFrame) -> Claim:
     "n aligned at accuracy >= 0.95 within the memory goal / the largest n at which POT's entropic GW fits it (measured, fitted)."
     gib, paper = POT_MEMORY_LIMIT / 2**30, 'learned solver aligns 45,000 per side where POT cannot'
