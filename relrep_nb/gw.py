@@ -788,7 +788,7 @@ def select_config(x, # (n, dx) first domain, training samples
     best[2].selected_ = best[1]
     return best[2], rows
 
-# %% ../nbs/14_latent_gw.ipynb #6c1b4a5b
+# %% ../nbs/14_latent_gw.ipynb #683155ad
 SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
@@ -796,7 +796,7 @@ SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT'
 ALIGN_CANDIDATES = { # what `align` chooses among by the GW loss when no model or settings are given (name -> LearnedGW kwargs)
     'single-cell (geodesic, l2)': SINGLECELL_CONFIG,
     'euclidean (z-score)': {**SINGLECELL_CONFIG, 'normalize': 'standard', 'metric': 'euclidean'}}
-ALIGN_REFERENCE = 'geodesic' # the distances `align` scores every candidate's plan against (SCOT's kNN graph of the raw features)
+ALIGN_REFERENCE = 'euclidean' # the distances `align` scores every candidate's plan against: Euclidean distances of each side's raw features
 
 # %% ../nbs/14_latent_gw.ipynb #18417113
 def _get_rep(ad, use_rep, name:str) -> np.ndarray:
