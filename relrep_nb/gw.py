@@ -594,7 +594,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
-        hist[step] = step, eps, float(loss if direct is None else direct)
+        hist[step] = step, eps, float((loss if direct is None else direct).detach())
     return f, g, hist
 
 # %% ../nbs/14_latent_gw.ipynb #ef03aad7
@@ -788,7 +788,7 @@ def select_config(x, # (n, dx) first domain, training samples
     best[2].selected_ = best[1]
     return best[2], rows
 
-# %% ../nbs/14_latent_gw.ipynb #683155ad
+# %% ../nbs/14_latent_gw.ipynb #f294a34f
 SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
