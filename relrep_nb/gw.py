@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_latent_gw.ipynb #149bdbd8
 from __future__ import annotations
-import inspect, math, time
+import inspect, math, time, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -190,7 +190,7 @@ def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first 
                     max_iter:int=1000, # outer iterations of POT's solver
                     tol:float=1e-9, # stopping tolerance of POT's solver
                     select:str='gw', # "gw": keep the ε of lowest GW loss (unsupervised); "first": the first that converges
-                   ) -> tuple: # (ε, GW loss, plan (n, m), one record per ε: eps, gw, ok, seconds)
+                   ) -> tuple: # (ε, GW loss, plan (n, m), one record per ε: eps, gw, ok, seconds, convergence_warnings)
     """POT's entropic GW (square loss, uniform marginals) over an ε grid; diverged solves are skipped.
 
     >>> pts = np.array([0., 1., 3., 7.])[:, None]; perm = [2, 0, 3, 1]
@@ -205,12 +205,16 @@ def pot_entropic_gw(Cx:np.ndarray, # (n, n) intra-domain distances of the first 
     rows, best = [], None
     for e in _eps_grid(epsilons):
         t0 = time.perf_counter()
-        with np.errstate(all='ignore'):
+        with np.errstate(all='ignore'), warnings.catch_warnings(record=True) as caught:   # POT's convergence warnings: counted, not printed
+            warnings.simplefilter('always')
             T, log = ot.gromov.entropic_gromov_wasserstein(Cx, Cy, p, q, 'square_loss', epsilon=e, max_iter=max_iter,
                                                            tol=tol, log=True)
         ok = bool(np.isfinite(T).all() and T.sum() > 0.5)
         gw = float(log['gw_dist']) if ok else float('nan')
-        rows.append(dict(eps=e, gw=gw, ok=ok, seconds=time.perf_counter() - t0))
+        nconv = sum('converge' in str(w.message) for w in caught)
+        for w in caught:
+            if 'converge' not in str(w.message): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        rows.append(dict(eps=e, gw=gw, ok=ok, seconds=time.perf_counter() - t0, convergence_warnings=nconv))
         if ok and (best is None or (select == 'gw' and gw < best[1])): best = (e, gw, T)
         if select == 'first' and best is not None: break
     if best is None: raise RuntimeError(f"POT's entropic GW diverged for every ε in {list(epsilons)}; try larger values")
@@ -788,7 +792,7 @@ def select_config(x, # (n, dx) first domain, training samples
     best[2].selected_ = best[1]
     return best[2], rows
 
-# %% ../nbs/14_latent_gw.ipynb #f294a34f
+# %% ../nbs/14_latent_gw.ipynb #c17c8ec0
 SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
