@@ -79,3 +79,25 @@ def test_to_moves_weights_and_statistics(fitted):
     before = m.embed_x(x)
     assert m.to('cpu') is m and m.device == 'cpu' and m.stats_['mean_x'].device.type == 'cpu'
     np.testing.assert_array_equal(m.embed_x(x), before)
+
+def test_defaults_restart_and_centre(fitted):
+    m, x, y = fitted
+    assert LearnedGW().n_restarts == 3                               # a swap mode is kept only if every restart falls into it
+    np.testing.assert_allclose(np.asarray(m.embed_x(x)).mean(0), 0, atol=1e-5)   # the common space is centred on the training data
+    np.testing.assert_allclose(np.asarray(m.embed_y(y)).mean(0), 0, atol=1e-5)
+
+def test_score_reference_is_shared_and_checked(fitted):
+    m, x, y = fitted
+    assert m.score(x, y) == m.score(x, y, metric='euclidean', rank=False)   # the model's own reference by default
+    assert m.score(x, y, rank=True) != m.score(x, y)
+    with pytest.raises(ValueError, match='metric'):
+        m.score(x, y, metric='cosine')
+
+def test_align_defaults_choose_by_gw_loss():
+    import anndata
+    from relrep_nb.gw import ALIGN_CANDIDATES, align
+    x, y, _ = clustered_pair(60, d=4, seed=0)
+    A, B = anndata.AnnData(X=x), anndata.AnnData(X=y[:50])
+    align(A, B)
+    assert A.uns['X_gw']['selected'] in ALIGN_CANDIDATES
+    assert A.uns['X_gw']['config']['n_restarts'] == 3

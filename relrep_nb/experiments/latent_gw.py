@@ -20,7 +20,7 @@ __all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 
            'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment', 'pot_memory_fit',
            'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
 
-# %% ../../nbs/14_latent_gw.ipynb #7f36db89
+# %% ../../nbs/14_latent_gw.ipynb #fab45c9c
 def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
                   n_x:int=400, # cells on side x (the other cells are side y)
                  ) -> tuple: # (x (n_x, g1), y (687 - n_x, g2), labels of x, labels of y)
@@ -321,10 +321,10 @@ def nonisometric_experiment(n:int=1000, # images (the first n of the training sp
 _OURS_IMAGE = {k: v for k, v in IMAGE_CANDIDATES.items() if k != PAPER_IMAGE}
 SIZES = { # what `run` does at each size
     'quick': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2), n=300, ours=False), scgem=dict(seeds=(0, 1, 2), ours=False)), scot_max_iter=50,
-                  annealing=dict(dataset='scgem', n_init=8), spectral=dict(n_runs=6, n=200),
-                  inductive=[dict(sizes=(400,), seeds=(0, 1, 2), pot_max=400, n_val=200, n_images=1000)],
-                  nonisometric=dict(n=300, seeds=(0, 1, 2), candidates={PAPER_IMAGE: IMAGE_CANDIDATES[PAPER_IMAGE]}),
-                  scale=dict(n=12_000, d=64, n_steps=200, n_iter=20, n_val=300, candidates=_OURS_IMAGE), pot_memory=(400, 800, 1600)),
+                  annealing=dict(dataset='scgem', n_init=5), spectral=dict(n_runs=4, n=150),
+                  inductive=[dict(sizes=(300,), seeds=(0, 1, 2), pot_max=300, n_val=150, n_images=1000)],
+                  nonisometric=dict(n=200, seeds=(0, 1, 2), candidates={PAPER_IMAGE: IMAGE_CANDIDATES[PAPER_IMAGE]}),
+                  scale=dict(n=12_000, d=64, n_steps=200, n_iter=20, n_val=300, candidates={'linear (pca32)': IMAGE_CANDIDATES['linear (pca32)']}), pot_memory=(400, 800, 1600)),
     'full': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2)), scgem=dict(seeds=(0, 1, 2))), scot_max_iter=100,
                  annealing=dict(dataset='snareseq', n_init=20), spectral=dict(n_runs=20, n=500),
                  inductive=[dict(sizes=(1000, 2000, 5000), seeds=(0, 1, 2), pot_max=2000, n_val=500),
@@ -426,7 +426,7 @@ def _nonisometric_claim(ni:pd.DataFrame) -> Claim:
     return Claim('nonisometric_learned_vs_pot', min(p[1] for p in parts), '> 0', paper=paper,
                  what=f"min over views of the paper's learned row - POT same-class accuracy ({ni.seed.nunique()} seeds): {txt}")
 
-# %% ../../nbs/14_latent_gw.ipynb #d28c7c7a
+# %% ../../nbs/14_latent_gw.ipynb #571ae833
 def _scale_claim(big:pd.DataFrame, mem:pd.DataFrame) -> Claim:
     "n aligned at accuracy >= 0.95 within the memory goal / the largest n at which POT's entropic GW fits it (measured, fitted)."
     gib, paper = POT_MEMORY_LIMIT / 2**30, 'learned solver aligns 45,000 per side where POT cannot'
