@@ -792,7 +792,7 @@ def select_config(x, # (n, dx) first domain, training samples
     best[2].selected_ = best[1]
     return best[2], rows
 
-# %% ../nbs/14_latent_gw.ipynb #9333ed58
+# %% ../nbs/14_latent_gw.ipynb #52e62f61
 SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)

@@ -20,7 +20,7 @@ __all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 
            'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment', 'pot_memory_fit',
            'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
 
-# %% ../../nbs/14_latent_gw.ipynb #49e14574
+# %% ../../nbs/14_latent_gw.ipynb #6a4a3b2e
 def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
                   n_x:int=400, # cells on side x (the other cells are side y)
                  ) -> tuple: # (x (n_x, g1), y (687 - n_x, g2), labels of x, labels of y)
@@ -429,7 +429,7 @@ def _nonisometric_claim(ni:pd.DataFrame) -> Claim:
     return Claim('nonisometric_learned_vs_pot', min(p[1] for p in parts), '> 0', paper=paper,
                  what=f"min over views of the paper's learned row - POT same-class accuracy ({ni.seed.nunique()} seeds): {txt}")
 
-# %% ../../nbs/14_latent_gw.ipynb #6533e5e6
+# %% ../../nbs/14_latent_gw.ipynb #d81cc31f
 def _scale_claim(big:pd.DataFrame, mem:pd.DataFrame) -> Claim:
     "n aligned at accuracy >= 0.95 within the memory goal / the largest n at which POT's entropic GW fits it (measured, fitted)."
     gib, paper = POT_MEMORY_LIMIT / 2**30, 'learned solver aligns 45,000 per side where POT cannot'
