@@ -135,14 +135,15 @@ def open_embeddings(path, # a zarr array store (folder) or a `.npy` file of shap
     >>> x = open_embeddings(p, chunk_rows=2); x.shape, x.chunks
     ((5, 3), ((2, 2, 1), (3,)))
     """
-    da = require_scale('dask.array')
+    da, tokenize = require_scale('dask.array'), require_scale('dask.base').tokenize
     if chunk_rows is not None: check_int(chunk_rows, 'chunk_rows', min=1)
     p = Path(path)
     if p.suffix == '.npy':
         src = NpyRows(p)
         rows = chunk_rows or _default_rows(src.shape[1], src.dtype.itemsize)
+        name = 'npy-' + tokenize(str(p.resolve()), os.stat(p).st_mtime_ns, src.shape, rows)   # keys differ per file and chunking
         return da.from_array(src, chunks=(rows, -1), lock=False, asarray=True, fancy=False,
-                             meta=np.empty((0, 0), src.dtype), name=f'npy-{p.name}-{os.stat(p).st_mtime_ns}')
+                             meta=np.empty((0, 0), src.dtype), name=name)
     z = open_store(p)
     if z.ndim != 2: raise ValueError(f"`path`: {p} holds an array of shape {z.shape}; expected 2-D rows (n, d)")
     rows = chunk_rows or z.chunks[0]
@@ -162,11 +163,12 @@ def _create_store(dest:Path, shape, rows:int, dtype, overwrite:bool, compressors
     return zarr.create_array(str(dest), shape=shape, chunks=(rows, shape[1]), dtype=dtype, compressors=compressors,
                              attributes=dict(attrs, complete=False), overwrite=overwrite)
 
-def _write_block(block, dest:str, start:int) -> int:
-    "Write `block` into rows `start:` of the zarr array at `dest` (one whole chunk); returns its row count."
+def _write_block(block, dest:str, block_info=None) -> np.ndarray:
+    "Write `block` at its rows of the zarr array at `dest` (one whole chunk); returns its row count as a (1, 1) array."
     zarr = require_scale('zarr')
+    start = block_info[0]['array-location'][0][0]
     zarr.open_array(dest, mode='r+')[start:start + len(block)] = block
-    return len(block)
+    return np.full((1, 1), len(block), dtype=np.int64)
 
 # %% ../nbs/08_scale.ipynb #ca5062fd
 def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
@@ -176,8 +178,12 @@ def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
     try:
         if client is not None:
             from distributed import as_completed
-            for fut in as_completed(client.compute(tasks)):
-                n = fut.result(); done += n; bar.update(n)
+            futs = client.compute(tasks)
+            try:
+                for fut in as_completed(futs):
+                    n = int(fut.result().sum()); done += n; bar.update(n)
+            except BaseException:
+                client.cancel(futs); raise   # stop the other chunks: the store stays marked incomplete
         else:
             import dask
             from dask.callbacks import Callback
@@ -185,7 +191,7 @@ def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
             class _Bar(Callback):
                 def _posttask(self, key, result, dsk, state, id):
                     nonlocal done
-                    if key in keys: done += result; bar.update(result)
+                    if key in keys: n = int(result.sum()); done += n; bar.update(n)
             with _Bar(): dask.compute(*tasks, scheduler=scheduler or 'threads')
     finally: bar.close()
     return done
@@ -214,9 +220,9 @@ def project_to_zarr(fitted, # a fitted estimator with `transform` (e.g. `Relativ
     attrs = dict(source=str(source) if not isinstance(source, da.Array) else 'dask.array',
                  estimator=repr(fitted)[:500], rows=int(y.shape[0]), chunk_rows=int(rows))
     _create_store(dest, y.shape, rows, y.dtype, overwrite, compressors, attrs)
-    blocks = y.to_delayed().ravel()
-    starts = np.cumsum((0,) + y.chunks[0][:-1])
-    tasks = [dask.delayed(_write_block, pure=False)(b, str(dest), int(s)) for b, s in zip(blocks, starts)]
+    counts = y.map_blocks(_write_block, str(dest), chunks=((1,) * y.numblocks[0], (1,)), dtype=np.int64,
+                          meta=np.empty((0, 0), np.int64), name='write-zarr', token=os.urandom(8).hex())
+    tasks = list(counts.to_delayed().ravel())   # one task per chunk: read, transform and write fused
     try: done = _run_writes(tasks, y.chunks[0], client, scheduler, progress, f'projecting to {dest.name}')
     except Exception as e:
         raise RuntimeError(f"projecting to {dest} failed ({type(e).__name__}: {e}); the store is marked incomplete "
@@ -282,10 +288,13 @@ def _encode_on_cluster(spec, items, client, chunk_size:int, batch_size:int, thre
     where = {f.key: s for f, s in zip(futs, starts)}
     out = None
     with tqdm(total=n, unit='item', unit_scale=True, desc=desc, disable=not progress) as bar:
-        for fut, emb in as_completed(futs, with_results=True):
-            if out is None: out = np.empty((n, emb.shape[1]), dtype=np.float32)
-            s = where[fut.key]; out[s:s + len(emb)] = emb; bar.update(len(emb))
-            fut.release()
+        try:
+            for fut, emb in as_completed(futs, with_results=True):
+                if out is None: out = np.empty((n, emb.shape[1]), dtype=np.float32)
+                s = where[fut.key]; out[s:s + len(emb)] = emb; bar.update(len(emb))
+                fut.release()
+        except BaseException:
+            client.cancel(futs); raise
     return out
 
 # %% ../nbs/08_scale.ipynb #447bd6d6
