@@ -23,7 +23,7 @@ __all__ = ['METHODS', 'PARAM_WIP', 'PARAM_TEXT_ENCODERS', 'TEXT_TOPICS', 'APART'
            'sentence_features', 'pair_table', 'anchor_ablation', 'ablation_table', 'anisotropic_map', 'AnisotropicAE',
            'anisotropic_stress', 'stress_table', 'support_sweep', 'run', 'claims']
 
-# %% ../../nbs/16_param_wip.ipynb #193c08ab
+# %% ../../nbs/16_param_wip.ipynb #cc6d418d
 METHODS = {  # name -> (anchors: "random" | "param", similarity, loss preset, post-transform of the relative vectors)
     'Random-Cosine': ('random', 'cosine', None, None),                  # the original relative representation
     'Random-Cosine+std': ('random', 'cosine', None, 'standardize'),     # ours: the same, standardised per anchor
@@ -41,7 +41,7 @@ def _method_param(meth, n_anchors, support_size, seed, fit_supports, param_kw) -
                             **{k: v for k, v in param_kw.items() if k in ('shrinkage', 'eps')})
     return PARAM(n_anchors, similarity=sim, weights=preset, seed=seed, **param_kw).fit(fit_supports)
 
-# %% ../../nbs/16_param_wip.ipynb #be313106
+# %% ../../nbs/16_param_wip.ipynb #71ec9c76
 def rr_std(r) -> float: # (n, m) relative vectors: similarity scores before any post-transform
     """RR_std: std over samples of each coordinate of the unit-norm relative vectors, averaged over coordinates.
 
@@ -52,7 +52,7 @@ def rr_std(r) -> float: # (n, m) relative vectors: similarity scores before any 
     if t.ndim != 2 or t.shape[0] < 2: raise ValueError(f"`r` must be (n, m) with n >= 2 rows, got shape {tuple(t.shape)}")
     return float(F.normalize(t.double(), dim=1, eps=1e-12).std(0, unbiased=False).mean())
 
-# %% ../../nbs/16_param_wip.ipynb #59eb0854
+# %% ../../nbs/16_param_wip.ipynb #6c0c6dc6
 def _raw(proj, r):
     "The similarity scores before the post-transform of `proj` (undoes `post='standardize'`)."
     return r * proj.post_std_ + proj.post_mean_ if proj.post == 'standardize' else r
@@ -73,7 +73,7 @@ def _encoder_rows(seed, meth, j, names, proj, tr, te, y_train, y_test) -> list:
         rows.append(row)
     return rows
 
-# %% ../../nbs/16_param_wip.ipynb #f02f91bb
+# %% ../../nbs/16_param_wip.ipynb #b99235b8
 def _paired_views(train, test, test_encoders):
     "Validated float tensors of paired views: (names, tests, train dict, test dict, number of training rows)."
     names = list(train)
@@ -86,7 +86,7 @@ def _paired_views(train, test, test_encoders):
     if len(n_tr) > 1: raise ValueError(f"`train` features must be paired (same rows), got row counts {[tr[e].shape[0] for e in names]}")
     return names, tests, tr, te, n_tr.pop()
 
-# %% ../../nbs/16_param_wip.ipynb #8b72267c
+# %% ../../nbs/16_param_wip.ipynb #1ff1c7b9
 def zero_shot(train, # dict encoder name -> (n_train, d_e) features of the same training inputs
               test, # dict encoder name -> (n_test, d_e) features of the same test inputs
               y_train, y_test, # labels (None: retrieval metrics only)
@@ -116,7 +116,7 @@ def zero_shot(train, # dict encoder name -> (n_train, d_e) features of the same 
                                  f1=weighted_f1(y_test, linear_probe(tr[j], y_train, te[j], seed=seed))))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/16_param_wip.ipynb #f3530e7b
+# %% ../../nbs/16_param_wip.ipynb #c48207dd
 def param_summary(df, # a `zero_shot` table
                   metric:str='f1', # column to summarise
                   off_diagonal:bool=True) -> pd.DataFrame: # only pairs with test != classifier encoder (and "absolute")
@@ -144,7 +144,7 @@ def text_features(encoders=PARAM_TEXT_ENCODERS, # packaged text encoders (see `r
     nt = int(len(perm) * train_frac)
     return ({e: f[:nt] for e, f in feats.items()}, {e: f[nt:] for e, f in feats.items()}, codes[:nt], codes[nt:], names)
 
-# %% ../../nbs/16_param_wip.ipynb #242a44dc
+# %% ../../nbs/16_param_wip.ipynb #75fd950b
 APART = ('lite0-aniso',)   # views built from another encoder: reported apart from the real encoder pairs
 
 def vision_features(variants=(0, 1), # EfficientNet-Lite variants (packaged CNNs)
@@ -169,7 +169,7 @@ def vision_features(variants=(0, 1), # EfficientNet-Lite variants (packaged CNNs
         tr['lite0-aniso'], te['lite0-aniso'] = tr['lite0'] @ M, te['lite0'] @ M
     return tr, te, ytr, yte
 
-# %% ../../nbs/16_param_wip.ipynb #992acc0b
+# %% ../../nbs/16_param_wip.ipynb #ecd728ec
 SELECTION_GRID = {'shrinkage': [0.1, 0.5, 0.95], 'temperature': [0.05, 0.2]}
 
 def select_hparams(train, y_train, # dict encoder -> (n, d) training features, and their labels
@@ -196,7 +196,7 @@ def select_hparams(train, y_train, # dict encoder -> (n, d) training features, a
         rows.append(dict(**hp, score=float(per.f1.mean()), **{f'{m} {k}': float(per.loc[m, k]) for m in methods for k in ('f1', 'mrr')}))
     return pd.DataFrame(rows).sort_values('score', ascending=False, kind='stable').reset_index(drop=True)
 
-# %% ../../nbs/16_param_wip.ipynb #a14cf678
+# %% ../../nbs/16_param_wip.ipynb #8e69ab9b
 SELECTED_ON = {'text': 'vision', 'vision': 'text'}   # experiment -> the modality whose encoders chose its values
 CHOSEN_HPARAMS = {'text': dict(shrinkage=0.95, temperature=0.2), 'vision': dict(shrinkage=0.95, temperature=0.05)}
 
@@ -260,7 +260,7 @@ def template_sentences(n:int=3300, # number of distinct sentences
         out.append(txt[0].upper() + txt[1:])
     return out
 
-# %% ../../nbs/16_param_wip.ipynb #3fc32eb0
+# %% ../../nbs/16_param_wip.ipynb #9191594d
 SLM_ENCODERS = ('gemma3-270m', 'wordllama', 'paraphrase-MiniLM-L3-v2', 'all-MiniLM-L6-v2', 'all-mpnet-base-v2')
 
 def sentence_features(encoders=SLM_ENCODERS, # encoder names; those not installed are skipped (reported in the 3rd output)
@@ -274,7 +274,7 @@ def sentence_features(encoders=SLM_ENCODERS, # encoder names; those not installe
     feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float()[:n] for e in use}
     return {e: f[:n_pool] for e, f in feats.items()}, {e: f[n_pool:] for e, f in feats.items()}, skipped
 
-# %% ../../nbs/16_param_wip.ipynb #173b4e9a
+# %% ../../nbs/16_param_wip.ipynb #6ba92f70
 def pair_table(df, # a `zero_shot` table
                metrics=('r1', 'r5'), methods=None) -> pd.DataFrame:
     "Seed-mean retrieval per ordered pair (query model `test` -> candidate model `classifier`), one column per method x metric."
@@ -282,7 +282,7 @@ def pair_table(df, # a `zero_shot` table
     if methods is not None: off = off[off.method.isin(methods)]
     return off.groupby(['test', 'classifier', 'method'])[list(metrics)].mean().unstack('method')
 
-# %% ../../nbs/16_param_wip.ipynb #20240369
+# %% ../../nbs/16_param_wip.ipynb #6c454082
 ABLATION = ('Random-Cosine', 'Random-Cosine+std', 'Random-WIP', 'PARAM-Cosine', 'PARAM-WIP Multi')
 
 def anchor_ablation(train, test, y_train, y_test, # as for `zero_shot`
@@ -292,7 +292,7 @@ def anchor_ablation(train, test, y_train, y_test, # as for `zero_shot`
     return pd.concat([zero_shot(train, test, y_train, y_test, methods=ABLATION, n_anchors=m, seeds=seeds,
                                 absolute=False, **kw).assign(n_anchors=m) for m in counts], ignore_index=True)
 
-# %% ../../nbs/16_param_wip.ipynb #13c9362f
+# %% ../../nbs/16_param_wip.ipynb #92a96f0a
 def ablation_table(df, # an `anchor_ablation` table
                    metrics=('f1', 'mrr', 'nmse', 'rr_std')) -> pd.DataFrame:
     "Seed mean and se of the off-diagonal means of `metrics`, per anchor count (rows) and method (columns)."
@@ -353,7 +353,7 @@ def _train_aes(xtr, xte, n_aes, latent_dim, condition, epochs, first_seed):
 def _stitch_mse(dec, proj, z, x) -> float:
     with torch.no_grad(): return float(F.mse_loss(dec(proj.transform(z)), x))
 
-# %% ../../nbs/16_param_wip.ipynb #c04a3fe6
+# %% ../../nbs/16_param_wip.ipynb #bbc6be71
 def _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, steps, shrinkages, dec_epochs):
     "One seed: support draw, WIP shrinkage chosen on validation rows, a relative decoder per method: (rows, scores, shrinkage, recon)."
     n_aes, n_train = len(ztr), len(xtr)
@@ -412,13 +412,13 @@ def anisotropic_stress(n_train:int=3000, n_test:int=1000, # MNIST-5k split
     out.update(df=pd.DataFrame(rows), aes=aes, latents=dict(train=ztr, test=zte), x_test=xte, y_test=yte)
     return out
 
-# %% ../../nbs/16_param_wip.ipynb #2d923292
+# %% ../../nbs/16_param_wip.ipynb #d297e424
 def stress_table(df) -> pd.DataFrame: # the `df` of `anisotropic_stress`
     "Mean and se over seeds of the test MSE per method (rows) and encoder whose relative vectors feed the decoder (columns)."
     g = df.groupby(['method', 'encoder']).mse
     return pd.concat({'mean': g.mean().unstack('encoder'), 'se': (g.std(ddof=1) / np.sqrt(g.size())).unstack('encoder')}, axis=1)
 
-# %% ../../nbs/16_param_wip.ipynb #a2a3a73b
+# %% ../../nbs/16_param_wip.ipynb #806711f4
 def support_sweep(train, test, # lists of (n, d) latents of the same inputs per encoder; the last is held out
                   per_dim=(2, 5, 10, 15, 30), # support points per latent dimension
                   n_anchors:int=32, # m (at most the smallest K)
@@ -443,7 +443,7 @@ def support_sweep(train, test, # lists of (n, d) latents of the same inputs per 
                 rows.append(dict(seed=seed, per_dim=c, K=k, method=meth, mrr=float(mrr(r1, r0)), r1=float(recall_at_k(r1, r0, 1))))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/16_param_wip.ipynb #f96dbe08
+# %% ../../nbs/16_param_wip.ipynb #7f266bb5
 def _cell_wins(df, better=PARAM_WIP, base='Random-Cosine', metric='f1') -> float:
     "Fraction of (seed, test, classifier) cells, test != classifier, where `better`'s `metric` exceeds `base`'s."
     off = df[(df.test != df.classifier) & df.method.isin([better, base])]
@@ -461,7 +461,7 @@ def _gap_to_absolute(df, method=PARAM_WIP) -> float:
     d = df[(df.method == method) & (df.test != df.classifier)]
     return float(np.mean(ab.loc[list(zip(d.seed, d.test))].to_numpy() - d.f1.to_numpy()))
 
-# %% ../../nbs/16_param_wip.ipynb #6bbe06c1
+# %% ../../nbs/16_param_wip.ipynb #6368b7da
 def _paired_ratio(a:pd.Series, b:pd.Series) -> float:
     "Mean of the per-seed differences a - b over its standard error (seeds paired); NaN with fewer than 2 seeds."
     d = (a - b).dropna()
@@ -474,7 +474,7 @@ def _stress_mse(df) -> dict:
     m = df[df.encoder == last].groupby('method').mse.mean()
     return dict(m.to_dict(), **{'mean image': float(df[df.method == 'mean image'].mse.mean()), 'held out': last})
 
-# %% ../../nbs/16_param_wip.ipynb #95987031
+# %% ../../nbs/16_param_wip.ipynb #0786fdff
 def _claim_values(results:dict) -> dict:
     "The value of every claim (and a few figures for its description), from `run`'s tables."
     vis, text, slm, abl, sdf = (results[k] for k in ('vision', 'text', 'sentences', 'ablation', 'stress'))
@@ -491,7 +491,7 @@ def _claim_values(results:dict) -> dict:
                 stress_mse=s, stress=(s['Random-Cosine'] - s['absolute']) / (s['mean image'] - s['absolute']),
                 stress_param=s[PARAM_WIP] / s['absolute'], rr=rr, rr_ratio=rr[PARAM_WIP] / rr['Random-Cosine'])
 
-# %% ../../nbs/16_param_wip.ipynb #0f23759f
+# %% ../../nbs/16_param_wip.ipynb #e0416d9d
 SIZES = {'quick': dict(seeds=(0, 1, 2), n_anchors=32, steps=40, text_support=150, vision_variants=(0, 1), vision_support=150,
                        sentences=600, pool=200, slm_support=150, slm_seeds=(0, 1, 2), ablation_counts=(16,), ablation_seeds=(0, 1, 2),
                        stress=dict(seeds=(0, 1, 2), new_aes_per_seed=False, n_train=2000, n_test=500, ae_epochs=5, dec_epochs=10, steps=40)),
@@ -511,7 +511,7 @@ def _vision_tables(s:dict, kw:dict) -> tuple:
     aside = zero_shot(vtr, vte, vytr, vyte, methods=('Random-Cosine', PARAM_WIP), test_encoders=apart, **common) if apart else pd.DataFrame()
     return vis.assign(n_anchors=s['n_anchors']), aside.assign(n_anchors=s['n_anchors'])
 
-# %% ../../nbs/16_param_wip.ipynb #695b9296
+# %% ../../nbs/16_param_wip.ipynb #1554950a
 def run(size:str='quick') -> dict:
     "The chapter's experiments at `SIZES[size]`: one tidy table per experiment (text, vision, vision_apart, sentences, ablation, stress, sweep)."
     s = SIZES[check_choice(size, 'size', list(SIZES))]
@@ -531,7 +531,7 @@ def run(size:str='quick') -> dict:
                           shrinkage=st['shrinkage'][s['stress']['seeds'][-1]])
     return {'text': text, 'vision': vis, 'vision_apart': aside, 'sentences': slm, 'ablation': abl, 'stress': st['df'], 'sweep': sweep}
 
-# %% ../../nbs/16_param_wip.ipynb #0d476a0a
+# %% ../../nbs/16_param_wip.ipynb #747b49cb
 def claims(results:dict) -> list: # `run`'s tables: text, vision, sentences, ablation, stress
     "The chapter's claims (CLAIMS.md, param_wip), computed from the tables only."
     v, vis, sdf = _claim_values(results), results['vision'], results['stress']
