@@ -23,7 +23,7 @@ def flags(src:str) -> set:
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('notebook'); p.add_argument('cells', nargs='*', type=int, help='indices of the slow cells to run')
+    p.add_argument('notebook'); p.add_argument('cells', nargs='*', type=int, help='indices of the cells whose outputs are recorded (slow cells among them are run)')
     p.add_argument('--list', action='store_true', help='list the skipped (slow/gpu/eval: false) cells and exit')
     p.add_argument('--timeout', type=int, default=4 * 3600, help='seconds per cell')
     a = p.parse_args(argv)
@@ -33,8 +33,8 @@ def main(argv=None):
     if a.list:
         for i, f in skipped.items(): print(i, sorted(f), nb.cells[i].source.splitlines()[1][:100] if '\n' in nb.cells[i].source else '')
         return 0
-    bad = [i for i in a.cells if i not in skipped or 'slow' not in skipped[i]]
-    if bad: sys.exit(f'cells {bad} are not slow cells of {path} (see --list)')
+    bad = [i for i in a.cells if not 0 <= i < len(nb.cells) or nb.cells[i].cell_type != 'code' or 'gpu' in skipped.get(i, ())]
+    if bad: sys.exit(f'cells {bad} are not runnable code cells of {path} (see --list)')
     run = copy.deepcopy(nb)
     for i in skipped:
         if i not in a.cells: run.cells[i].source = ''   # not executed
