@@ -297,13 +297,33 @@ def euclidean_sim(x, anchors, **_):
     >>> euclidean_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-5.0]]
     """
-    if x.shape[-1] <= 32: return -torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist')
+    if x.shape[-1] <= 32: return torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist').neg_()
     c = anchors.mean(0)
-    r = -torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist')
-    if not bool(torch.isfinite(r).all()):    # squared norms overflowed: distances scale linearly, so rescale
+    r = torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist').neg_()
+    if not _all_finite(r):    # squared norms overflowed: distances scale linearly, so rescale
         s = max(float((x - c).abs().max()), float((anchors - c).abs().max()), _EPS)
         r = -torch.cdist((x - c) / s, (anchors - c) / s, p=2, compute_mode='use_mm_for_euclid_dist') * s
     return r
+
+# %% ../nbs/00_core.ipynb #da83441f
+def _euclidean_prepare(anchors, **_):
+    """Euclidean's kernel for d > 32: anchors centred at their mean and transposed once; a chunk is one product
+    `|x|^2 + |a|^2 - 2 x a^T` (centred), written into the output, then square-rooted in place."""
+    if anchors.shape[1] <= 32 or anchors.dtype not in (torch.float32, torch.float64): return None
+    c = anchors.mean(0); ac = anchors - c
+    at, a2 = ac.T.contiguous(), ac.pow(2).sum(1)
+    top = float(a2.max())
+    def kernel(x, out):
+        xc = x - c
+        x2 = xc.pow(2).sum(1, keepdim=True)
+        if not 2 * (float(x2.max()) + top) < torch.finfo(x.dtype).max:   # bounds every intermediate; False for NaN
+            out.copy_(euclidean_sim(x, anchors)); return None   # squares beyond the dtype (or NaN/inf): the rescaling path
+        torch.addmm(a2, xc, at, beta=1, alpha=-2, out=out)
+        out.add_(x2).clamp_min_(0).sqrt_().neg_()
+        return True
+    return kernel
+
+SIMILARITIES['euclidean'].prepare = _euclidean_prepare
 
 # %% ../nbs/00_core.ipynb #2d4fef99
 @register_similarity('l1', invariances='coordinate permutations and sign flips, translations')
@@ -314,7 +334,7 @@ def l1_sim(x, anchors, **_):
     >>> l1_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-7.0]]
     """
-    return -torch.cdist(x, anchors, p=1)
+    return torch.cdist(x, anchors, p=1).neg_()
 
 # %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
@@ -325,7 +345,7 @@ def linf_sim(x, anchors, **_):
     >>> linf_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-4.0]]
     """
-    return -torch.cdist(x, anchors, p=float('inf'))
+    return torch.cdist(x, anchors, p=float('inf')).neg_()
 
 # %% ../nbs/00_core.ipynb #3e67a12e
 def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10) -> dict:
