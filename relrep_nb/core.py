@@ -297,9 +297,9 @@ def euclidean_sim(x, anchors, **_):
     >>> euclidean_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-5.0]]
     """
-    if x.shape[-1] <= 32: return torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist').neg_()
+    if x.shape[-1] <= 32: return -torch.cdist(x, anchors, p=2, compute_mode='donot_use_mm_for_euclid_dist')
     c = anchors.mean(0)
-    r = torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist').neg_()
+    r = -torch.cdist(x - c, anchors - c, p=2, compute_mode='use_mm_for_euclid_dist')
     if not _all_finite(r):    # squared norms overflowed: distances scale linearly, so rescale
         s = max(float((x - c).abs().max()), float((anchors - c).abs().max()), _EPS)
         r = -torch.cdist((x - c) / s, (anchors - c) / s, p=2, compute_mode='use_mm_for_euclid_dist') * s
@@ -334,7 +334,7 @@ def l1_sim(x, anchors, **_):
     >>> l1_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-7.0]]
     """
-    return torch.cdist(x, anchors, p=1).neg_()
+    return -torch.cdist(x, anchors, p=1)
 
 # %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
@@ -345,7 +345,7 @@ def linf_sim(x, anchors, **_):
     >>> linf_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
     [[-4.0]]
     """
-    return torch.cdist(x, anchors, p=float('inf')).neg_()
+    return -torch.cdist(x, anchors, p=float('inf'))
 
 # %% ../nbs/00_core.ipynb #3e67a12e
 def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10) -> dict:
@@ -647,19 +647,22 @@ def fit(self:RelativeProjector,
 def _project(self:RelativeProjector, t, post:bool=True):
     "Relative vectors of the validated rows `t`, chunk by chunk, each chunk written into its rows of one output."
     n, k, d = t.shape[0], self.anchors_.shape[0], t.shape[1]
-    kernel = self._kernel()
+    grad = torch.is_grad_enabled() and (t.requires_grad or self.anchors_.requires_grad)
+    kernel = None if grad else self._kernel()      # kernels write in place: not differentiable
     rows = chunk_rows(n, t.element_size() * (2 * d + 2 * k), self.memory_budget)
     if kernel is not None and t.device.type == 'cpu': rows = min(rows, _CPU_BLOCK)
     fn = lambda xc: self.sim.fn(xc, self.anchors_, **self.stats_, **self.fn_kw_)
-    out = None if kernel is None and rows >= n else torch.empty(n, k, dtype=t.dtype, device=t.device)
+    if kernel is None and rows >= n:            # one chunk: the similarity's own output is the result
+        s = fn(self._pre(t))
+        if not _all_finite(s): self._nonfinite(t)
+        return self._post(s) if post else s
+    out = torch.empty(n, k, dtype=t.dtype, device=t.device)
     for i in range(0, n, rows):
-        xc = self._pre(t[i:i + rows])
-        if out is None: out = oc = fn(xc)      # one chunk: the similarity's own output is the result
-        else:
-            oc = out[i:i + rows]
-            if kernel is None: oc.copy_(fn(xc))
-        if (kernel is None or kernel(xc, oc) is not True) and not _all_finite(oc): self._nonfinite(t)
-        if post and self.post is not None: oc.copy_(self._post(oc))
+        xc, oc = self._pre(t[i:i + rows]), out[i:i + rows]
+        s = fn(xc) if kernel is None else oc
+        if (kernel is None or kernel(xc, oc) is not True) and not _all_finite(s): self._nonfinite(t)
+        if post and self.post is not None: oc.copy_(self._post(s))
+        elif s is not oc: oc.copy_(s)
     return out
 
 @patch
