@@ -19,7 +19,7 @@ def reqs(key): return cfg.get(key, '').split()
 requirements = reqs('requirements')
 extras = {k[:-len('_requirements')]: reqs(k) for k in cfg
           if k.endswith('_requirements') and reqs(k)}
-extras['all'] = sorted({r for k, v in extras.items() if k not in ('dev', 'docs') for r in v})
+extras['all'] = sorted({r for k, v in extras.items() if k not in ('dev', 'docs', 'timm') for r in v})
 
 setuptools.setup(
     name=cfg['lib_name'],

@@ -14,7 +14,7 @@ from .core import check_choice, torch_threads
 
 # %% auto #0
 __all__ = ['CHAPTER_ORDER', 'CHAPTERS', 'parse_rule', 'Claim', 'Chapter', 'register_chapter', 'discover', 'run_chapter',
-           'reproduce']
+           'chapter_times', 'reproduce']
 
 # %% ../nbs/07_claims.ipynb #ad2dd699
 _OPS = {'>=': operator.ge, '<=': operator.le, '>': operator.gt, '<': operator.lt}
@@ -187,6 +187,27 @@ def _write_json(path:Path, report:dict):
         json.dump(report, f, indent=2); f.flush(); os.fsync(f.fileno())
     os.replace(tmp, path)
 
+# %% ../nbs/07_claims.ipynb #17f70eb0
+def _times_path() -> Path:
+    from relrep_nb.encoders import cache_dir
+    return cache_dir() / 'chapter_times.json'
+
+def chapter_times() -> dict:
+    """The last measured wall time of each chapter on this machine: `{chapter: {size: seconds}}`, `{}` when none ran here.
+
+    >>> isinstance(chapter_times(), dict)
+    True
+    """
+    try: d = json.loads(_times_path().read_text())
+    except (OSError, ValueError): return {}
+    return d if isinstance(d, dict) else {}
+
+def _record_time(name:str, size:str, secs:float):
+    "Store a successful run's wall time (best effort: an unwritable cache only loses the record)."
+    d = chapter_times(); d.setdefault(name, {})[size] = round(float(secs), 1)
+    try: _write_json(_times_path(), d)
+    except (OSError, PermissionError): pass
+
 # %% ../nbs/07_claims.ipynb #8eaf1ad5
 def reproduce(chapters:list[str]|None=None, # chapter names; all registered chapters when empty
               size:str='quick', # "quick" (minutes on 2 cores) or "full" (the full-size reproduction)
@@ -211,5 +232,6 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
     for n in bar:
         bar.set_postfix_str(n)
         report[n] = run_chapter(reg[n], size=size, out=out, threads=threads, quiet=quiet)
+        if 'error' not in report[n]: _record_time(n, size, report[n]['seconds'])
         if path: _write_json(path, report)
     return report

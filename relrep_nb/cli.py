@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, importlib, json, os, platform, sys
 from importlib.metadata import version as _dist_version, PackageNotFoundError
-from .claims import discover, reproduce
+from .claims import chapter_times, discover, reproduce
 
 # %% auto #0
 __all__ = ['info', 'main']
@@ -58,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument('--json', action='store_true', help='print JSON')
     return p
 
+# %% ../nbs/09_cli.ipynb #039356d2
+def _times_text(t:dict) -> str:
+    "How long a chapter's last runs took here, e.g. `quick 42 s, full 25 min`; `not run here` when unknown."
+    fmt = lambda s: f'{s:.0f} s' if s < 120 else f'{s/60:.0f} min'
+    parts = [f'{k} {fmt(t[k])}' for k in ('quick', 'full') if k in t]
+    return ', '.join(parts) if parts else 'not run here'
+
 # %% ../nbs/09_cli.ipynb #503281e3
 def main(argv:list[str]|None=None) -> int:
     "Entry point of the `relrep-nb` console script."
@@ -69,8 +76,8 @@ def main(argv:list[str]|None=None) -> int:
             for k, v in d.items(): print(f'{k}: {v}')
         return 0
     if a.cmd == 'list':
-        chs = discover(); w = max(map(len, chs))
-        for n, ch in chs.items(): print(f'{n:<{w}}  {ch.description}')
+        chs, times = discover(), chapter_times(); w = max(map(len, chs))
+        for n, ch in chs.items(): print(f'{n:<{w}}  {_times_text(times.get(n, {})):<24}  {ch.description}')
         return 0
     try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet)
     except ValueError as e:

