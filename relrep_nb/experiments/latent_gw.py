@@ -15,10 +15,10 @@ from ..metrics import foscttm
 from ..gw import LearnedGW, SINGLECELL_CONFIG, clustered_pair, pot_entropic_gw, scot_gw, select_config
 
 # %% auto #0
-__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 'SIZES', 'pbmc_unpaired', 'label_transfer',
-           'paper_config', 'singlecell_candidates', 'learned_foscttm', 'singlecell_experiment', 'annealing_experiment',
-           'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment', 'pot_memory_fit',
-           'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
+__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 'SIZES', 'PARTS', 'pbmc_unpaired',
+           'label_transfer', 'paper_config', 'singlecell_candidates', 'learned_foscttm', 'singlecell_experiment',
+           'annealing_experiment', 'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment',
+           'pot_memory_fit', 'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
 
 # %% ../../nbs/14_latent_gw.ipynb #6a4a3b2e
 def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
@@ -334,17 +334,18 @@ SIZES = { # what `run` does at each size
                  scale=None, pot_memory=(500, 1000, 2000))} # scale None: the scale claim reads the real embeddings at the largest n
 
 # %% ../../nbs/14_latent_gw.ipynb #8115a3e1
+PARTS = { # part of `run` -> the tables it returns (parts run alone, so that a long run can be split and resumed)
+    'singlecell': ('singlecell',), 'annealing': ('annealing',), 'spectral': ('spectral',),
+    'inductive': ('inductive', 'inductive_selection', 'scale'), 'nonisometric': ('nonisometric',), 'pot_memory': ('pot_memory',)}
+
 def _run_inductive(z:dict) -> dict:
-    "Experiments 1 and 2 at the sizes `z`: tables 'inductive', 'inductive_selection', 'nonisometric', 'scale', 'pot_memory'."
+    "Experiment 1 at the sizes `z`: tables 'inductive', 'inductive_selection', 'scale'."
     try:
         parts = [inductive_experiment(**{k: v for k, v in kw.items() if k != 'n_images'},
                                       **({'emb': fmnist_embeddings(kw['n_images'])} if 'n_images' in kw else {})) for kw in z['inductive']]
-        ind = pd.concat(parts, ignore_index=True)
-        sel = pd.DataFrame([r for p in parts for r in p.attrs['selection']])
-        ni = pd.concat([nonisometric_experiment(**z['nonisometric'], **v) for v in (dict(zoom=0.75), dict(zoom=1.0, encoder_y='efficientnet-lite1'))],
-                       ignore_index=True)
+        ind, sel = pd.concat(parts, ignore_index=True), pd.DataFrame([r for p in parts for r in p.attrs['selection']])
     except (ImportError, FileNotFoundError, OSError) as e:      # no encoder weights or no images: the claims say NaN
-        ind, sel, ni = pd.DataFrame([dict(error=str(e))]), pd.DataFrame(), pd.DataFrame([dict(error=str(e))])
+        ind, sel = pd.DataFrame([dict(error=str(e))]), pd.DataFrame()
     s = z['scale']
     if s is None:
         lr = ind[ind.method.str.startswith('learned')] if 'method' in ind else pd.DataFrame(columns=['n'])
@@ -353,16 +354,26 @@ def _run_inductive(z:dict) -> dict:
         xs, _, ls = clustered_pair(s['n'] + 500, d=s['d'], n_clusters=10, noise=0., seed=0)
         big = inductive_experiment(sizes=(s['n'],), n_steps=s['n_steps'], pot_max=0, emb=(xs, ls), n_iter=s['n_iter'],
                                    n_val=s['n_val'], candidates=s['candidates']).assign(features=f"synthetic {s['d']}-d")
-    return dict(inductive=ind, inductive_selection=sel, nonisometric=ni, scale=big, pot_memory=pot_memory_experiment(z['pot_memory']))
+    return dict(inductive=ind, inductive_selection=sel, scale=big)
+
+def _run_nonisometric(z:dict) -> pd.DataFrame:
+    "Experiment 2 at the sizes `z` (both views), or a table saying why it could not run."
+    try: return pd.concat([nonisometric_experiment(**z['nonisometric'], **v) for v in (dict(zoom=0.75), dict(zoom=1.0, encoder_y='efficientnet-lite1'))],
+                          ignore_index=True)
+    except (ImportError, FileNotFoundError, OSError) as e: return pd.DataFrame([dict(error=str(e))])
 
 def run(size:str='quick', # a key of `SIZES`
+        parts=None, # names of `PARTS` to run (None: all); `claims` needs every table
        ) -> dict: # table name -> tidy DataFrame (one row per setting x seed)
     "The chapter's experiments at `size`: single-cell FOSCTTM, annealing, spectral regularisation, inductive alignment, non-isometric views, scale."
     z = SIZES[check_choice(size, 'size', tuple(SIZES))]
-    sc = pd.concat([singlecell_experiment(ds, scot_max_iter=z['scot_max_iter'], **kw) for ds, kw in z['singlecell'].items()],
-                   ignore_index=True)
-    return dict(singlecell=sc, annealing=annealing_experiment(**z['annealing']), spectral=spectral_experiment(**z['spectral']),
-                **_run_inductive(z))
+    parts = tuple(PARTS) if parts is None else tuple(check_choice(p, 'parts', tuple(PARTS)) for p in parts)
+    make = dict(singlecell=lambda: dict(singlecell=pd.concat([singlecell_experiment(ds, scot_max_iter=z['scot_max_iter'], **kw)
+                                                              for ds, kw in z['singlecell'].items()], ignore_index=True)),
+                annealing=lambda: dict(annealing=annealing_experiment(**z['annealing'])),
+                spectral=lambda: dict(spectral=spectral_experiment(**z['spectral'])), inductive=lambda: _run_inductive(z),
+                nonisometric=lambda: dict(nonisometric=_run_nonisometric(z)), pot_memory=lambda: dict(pot_memory=pot_memory_experiment(z['pot_memory'])))
+    return {k: v for p in parts for k, v in make[p]().items()}
 
 # %% ../../nbs/14_latent_gw.ipynb #519a21c3
 def _nan_claim(name:str, rule:str, paper:str, what:str, table) -> Claim:
