@@ -35,7 +35,7 @@ else:
         tables = run(a.size, parts=tuple(a.parts.split(','))) if a.parts else run(a.size)
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     if a.parts:
-        tag = f"{a.size}-{a.parts.replace(',', '+')}"
+        tag = f"{a.size}-{a.parts.replace(',', '+').replace('_', '')}"
         for name, df in tables.items(): df.to_csv(out / f'bootstrap_{tag}_{name}.csv', index=False)
         (out / f'bootstrap_{tag}_time.json').write_text(json.dumps(dict(seconds=round(secs, 1), cpu_seconds=round(cpu, 1))) + '\n')
         print(f'{secs:.1f} s wall, {cpu:.1f} s CPU'); raise SystemExit
