@@ -160,7 +160,7 @@ SIZES = {
                  glove_wordllama=dict(n=None, seeds=(0, 1, 2, 3, 4)), en_fr=dict(n=None, seeds=(0, 1, 2, 3, 4)),
                  images=dict(n=6000, seeds=(0, 1, 2, 3, 4)), images_same_width=dict(n=2000, seeds=(0, 1, 2)),
                  boot=dict(n_steps=300, batch_size=500),
-                 ablation=dict(n=5000, seeds=(0,), n_seeds=(5, 30, 60), epsilon=(0.003, 0.1), n_steps=(100,))),
+                 ablation=dict(n=5000, seeds=(0,), n_seeds=(5, 15, 30, 60), epsilon=(0.003, 0.1), n_steps=(100,))),
 }
 DATA = dict(words='words: MiniLM-L6 ↔ MPNet tokens', glove_wordllama='words: GloVe-50d ↔ WordLlama-256d',
             en_fr='words: English GloVe-50d ↔ French fastText-300d',
