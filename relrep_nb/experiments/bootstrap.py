@@ -10,10 +10,13 @@ from ..core import relative_projection
 from ..metrics import mrr, jaccard_at_k, paired_cosine
 from ..bootstrap import bootstrap_anchors
 from ..claims import Claim, register_chapter
+from ..encoders import EfficientNetLiteEncoder, EFFICIENTNET_LITE, get_encoder, cached_encode
+from ..data import load_word_vectors, load_dictionary, load_fashion_mnist
 from .common import summarize
 
 # %% auto #0
-__all__ = ['SIZES', 'token_tables', 'fmnist_features', 'anchor_comparison', 'stitching_rows', 'ablation', 'run', 'claims']
+__all__ = ['SIZES', 'DATA', 'token_tables', 'LiteBlocks', 'fmnist_features', 'glove_wordllama', 'en_fr_words',
+           'anchor_comparison', 'stitching_rows', 'ablation', 'run', 'claims']
 
 # %% ../../nbs/12_bootstrap.ipynb #ff1121de
 def token_tables(names=('all-MiniLM-L6-v2', 'all-mpnet-base-v2'), # two text encoders of `relrep_nb.encoders`
@@ -31,19 +34,62 @@ def token_tables(names=('all-MiniLM-L6-v2', 'all-mpnet-base-v2'), # two text enc
     return words, Wa[[va[w] for w in words]], Wb[[vb[w] for w in words]]
 
 # %% ../../nbs/12_bootstrap.ipynb #4f43576a
-def fmnist_features(encoders=('efficientnet-lite0', 'efficientnet-lite2'), # packaged image encoders
+class LiteBlocks(EfficientNetLiteEncoder):
+    "EfficientNet-Lite features before the 1×1 head convolution: its last block's channels, average-pooled."
+    def __init__(self, variant:int=2, # 0, 1 or 2
+                 size:int|None=None, # input resolution (None: the model's own)
+                 device="cpu"):
+        super().__init__(variant, size, device)
+        self.name, self._dim = f"efficientnet-lite{variant}-blocks", None
+        self.config["layer"] = "last block, before the head convolution"
+
+    def _features(self, x):
+        m = self.model
+        x = m._swish(m._bn0(m._conv_stem(x)))
+        for b in m._blocks: x = b(x)     # evaluation mode: no drop-connect
+        return x.mean((2, 3))
+
+# %% ../../nbs/12_bootstrap.ipynb #5fafafb9
+def fmnist_features(encoders=('efficientnet-lite0', 'efficientnet-lite2-blocks'), # packaged image encoders, or "efficientnet-liteV-blocks" (`LiteBlocks`)
                     n:int=2000, # Fashion-MNIST training images (stratified subset, seed 0)
                     resolution:float=0.5, # input size as a fraction of each encoder's native resolution
                    ) -> tuple: # (x (n, d1), y (n, d2), labels (n,))
     "Features of the same Fashion-MNIST images by two pretrained image encoders (through the embedding cache)."
-    from relrep_nb.data import load_fashion_mnist
-    from relrep_nb.encoders import get_encoder, cached_encode, EFFICIENTNET_LITE
     imgs, labels = load_fashion_mnist('train', n=n, seed=0)
     out = []
     for name in encoders:
-        size = round(EFFICIENTNET_LITE[int(name[-1])] * resolution)
-        out.append(np.asarray(cached_encode(get_encoder(name, size=size), imgs, batch_size=64, progress=False), np.float32))
+        m = re.fullmatch(r'efficientnet-lite(\d)(-blocks)?', name)
+        if m is None: raise ValueError(f"`encoders`: {name!r} is not 'efficientnet-liteV' or 'efficientnet-liteV-blocks'")
+        v = int(m.group(1)); size = round(EFFICIENTNET_LITE[v] * resolution)
+        enc = LiteBlocks(v, size=size) if m.group(2) else get_encoder(name, size=size)
+        out.append(np.asarray(cached_encode(enc, imgs, batch_size=64, progress=False), np.float32))
     return out[0], out[1], labels
+
+# %% ../../nbs/12_bootstrap.ipynb #2489e31e
+def glove_wordllama(n:int|None=None, # keep the n most frequent shared words (None: all)
+                   ) -> tuple: # (words, x (n, 50) GloVe, y (n, 256) WordLlama), row i of both is words[i]
+    "GloVe-50d vectors and WordLlama token embeddings of the lowercase words both have, GloVe frequency order."
+    wl = get_encoder('wordllama').load().model
+    vocab = {t[1:]: i for t, i in wl.tokenizer.get_vocab().items() if re.fullmatch('\u2581[a-z]+', t) and i < len(wl.embedding)}
+    gw, gv = load_word_vectors('glove-6b-50d', lowercase=True, alpha_only=True)
+    keep = [i for i, w in enumerate(gw) if w in vocab][:n]
+    words = [gw[i] for i in keep]
+    return words, gv[keep], np.asarray(wl.embedding[[vocab[w] for w in words]], np.float32)
+
+# %% ../../nbs/12_bootstrap.ipynb #b46474da
+def en_fr_words(n:int|None=None, # keep the first n pairs (English frequency order; None: all)
+               ) -> tuple: # (pairs "en→fr", x (n, 50) English GloVe, y (n, 300) French fastText), row-aligned
+    "English and French word vectors of one-to-one FreeDict translation pairs (greedy, English frequency order)."
+    ew, ev = load_word_vectors('glove-6b-50d', n=100_000, lowercase=True, alpha_only=True)
+    fw, fv = load_word_vectors('fasttext-fr-300d', lowercase=True, alpha_only=True)
+    ei, fi = {w: i for i, w in enumerate(ew)}, {w: i for i, w in enumerate(fw)}
+    d = load_dictionary('eng', 'fra')
+    d = d[d['eng'].isin(ei) & d['fra'].isin(fi)]
+    used_e, used_f, keep = set(), set(), []
+    for i, j in sorted(set(zip(d['eng'].map(ei), d['fra'].map(fi)))):   # the most frequent free French word of each English word
+        if i not in used_e and j not in used_f: used_e.add(i); used_f.add(j); keep.append((i, j))
+    ie, jf = np.array(keep[:n], np.int64).T
+    return [f'{ew[i]}→{fw[j]}' for i, j in zip(ie, jf)], ev[ie], fv[jf]
 
 # %% ../../nbs/12_bootstrap.ipynb #fef066f0
 def _scores(xe, ye, ax, ay) -> dict:
@@ -106,12 +152,19 @@ def stitching_rows(info:dict, # the second value of `anchor_comparison`
 
 # %% ../../nbs/12_bootstrap.ipynb #5d3c0ef1
 SIZES = {
-    'quick': dict(words=dict(n=5000, seeds=(0, 1, 2)), disjoint=dict(n=6000, seeds=(0,)), images=dict(n=2000, seeds=(0, 1, 2)),
-                  boot=dict(n_steps=200, batch_size=500), ablation=dict(n=3000, seeds=(0,), n_seeds=(5, 15, 60), epsilon=(), n_steps=())),
-    'full': dict(words=dict(n=None, seeds=(0, 1, 2, 3, 4)), disjoint=dict(n=None, seeds=(0, 1, 2)), images=dict(n=6000, seeds=(0, 1, 2, 3, 4)),
-                 boot=dict(n_steps=300, batch_size=1000),
-                 ablation=dict(n=5000, seeds=(0, 1, 2), n_seeds=(5, 15, 30, 60), epsilon=(0.003, 0.03, 0.1), n_steps=(50, 100, 400))),
+    'quick': dict(words=dict(n=3000, seeds=(0, 1, 2)), disjoint=dict(n=4500, seeds=(0,)),
+                  glove_wordllama=dict(n=3000, seeds=(0, 1, 2)), en_fr=dict(n=3000, seeds=(0, 1, 2)),
+                  images=dict(n=2000, seeds=(0, 1, 2)), images_same_width=dict(n=2000, seeds=()),
+                  boot=dict(n_steps=200, batch_size=500), ablation=dict(n=3000, seeds=(0,), n_seeds=(5, 60), epsilon=(), n_steps=())),
+    'full': dict(words=dict(n=None, seeds=(0, 1, 2, 3, 4)), disjoint=dict(n=None, seeds=(0, 1, 2)),
+                 glove_wordllama=dict(n=None, seeds=(0, 1, 2, 3, 4)), en_fr=dict(n=None, seeds=(0, 1, 2, 3, 4)),
+                 images=dict(n=6000, seeds=(0, 1, 2, 3, 4)), images_same_width=dict(n=2000, seeds=(0, 1, 2)),
+                 boot=dict(n_steps=300, batch_size=500),
+                 ablation=dict(n=5000, seeds=(0,), n_seeds=(5, 15, 30, 60), epsilon=(0.003, 0.1), n_steps=(100,))),
 }
+DATA = dict(words='words: MiniLM-L6 ↔ MPNet tokens', glove_wordllama='words: GloVe-50d ↔ WordLlama-256d',
+            en_fr='words: English GloVe-50d ↔ French fastText-300d',
+            images='images: Lite0 (1280-d) ↔ Lite2 last block (352-d)', images_same_width='images: Lite0 ↔ Lite2 (1280-d both)')
 
 # %% ../../nbs/12_bootstrap.ipynb #be2f0b6b
 def _comparisons(x, y, data:str, seeds, labels=None, boot:dict|None=None, **kw) -> tuple:
@@ -137,41 +190,56 @@ def ablation(x, y, seeds=(0,), n_seeds=(5, 15, 30, 60), epsilon=(), n_steps=(), 
     return pd.DataFrame(rows)
 
 # %% ../../nbs/12_bootstrap.ipynb #e58add1b
-def run(size:str='quick') -> dict:
-    "Words (shared and disjoint samples), images with stitching, and the ablation, at the sizes of `SIZES[size]`."
-    cfg = SIZES[size]
-    words, wx, wy = token_tables(n=cfg['words']['n'])
-    w, _, cw = _comparisons(wx, wy, 'words: MiniLM-L6 ↔ MPNet tokens', cfg['words']['seeds'], boot=cfg['boot'])
-    _, dx, dy = token_tables(n=cfg['disjoint']['n'])
-    d, _, cd = _comparisons(dx, dy, 'words: MiniLM-L6 ↔ MPNet tokens', cfg['disjoint']['seeds'], boot=cfg['boot'], disjoint=True)
-    ix, iy, lab = fmnist_features(n=cfg['images']['n'])
-    im, st, ci = _comparisons(ix, iy, 'images: Lite0 ↔ Lite2, Fashion-MNIST', cfg['images']['seeds'], lab, boot=cfg['boot'])
-    a = cfg['ablation']
-    ab = ablation(wx[:a['n']], wy[:a['n']], a['seeds'], a['n_seeds'], a['epsilon'], a['n_steps'], cfg['boot'])
-    return dict(words=pd.DataFrame(w + d), images=pd.DataFrame(im), stitching=pd.DataFrame(st), ablation=ab,
-                loss=pd.DataFrame(cw + cd + ci))
+def run(size:str='quick', # a key of `SIZES`
+        parts=('words', 'other_words', 'images', 'ablation'), # what to run (the full size runs them as separate jobs)
+       ) -> dict:
+    "Word pairs (main, disjoint, hard, cross-lingual), image pairs with stitching, and the ablation, at the sizes of `SIZES[size]`."
+    cfg, boot = SIZES[size], SIZES[size]['boot']
+    t = {k: [] for k in ('words', 'images', 'stitching', 'loss')}; ab = pd.DataFrame()
+    def add(table, key, x, y, labels=None, **kw):
+        r, st, cv = _comparisons(x, y, DATA[key.replace('disjoint', 'words')], cfg[key]['seeds'], labels, boot=boot, **kw)
+        t[table] += r; t['stitching'] += st; t['loss'] += cv
+    if 'words' in parts or 'ablation' in parts:
+        _, wx, wy = token_tables(n=max(cfg['words']['n'] or 10**9, cfg['disjoint']['n'] or 10**9, cfg['ablation']['n']))
+    if 'words' in parts:
+        add('words', 'words', wx[:cfg['words']['n']], wy[:cfg['words']['n']])
+        add('words', 'disjoint', wx[:cfg['disjoint']['n']], wy[:cfg['disjoint']['n']], disjoint=True)
+    if 'other_words' in parts:
+        for key, load in (('glove_wordllama', glove_wordllama), ('en_fr', en_fr_words)):
+            add('words', key, *load(n=cfg[key]['n'])[1:])
+    if 'images' in parts:
+        for key, encs in (('images', ('efficientnet-lite0', 'efficientnet-lite2-blocks')), ('images_same_width', ('efficientnet-lite0', 'efficientnet-lite2'))):
+            if cfg[key]['seeds']: add('images', key, *fmnist_features(encs, n=cfg[key]['n']))
+    if 'ablation' in parts:
+        a = cfg['ablation']
+        ab = ablation(wx[:a['n']], wy[:a['n']], a['seeds'], a['n_seeds'], a['epsilon'], a['n_steps'], boot)
+    return {k: pd.DataFrame(v) for k, v in t.items()} | dict(ablation=ab)
 
 # %% ../../nbs/12_bootstrap.ipynb #86bf7140
-def _mean(df:pd.DataFrame, method_prefix:str, col:str) -> float:
-    sel = df[df['method'].str.startswith(method_prefix)]
+def _mean(df:pd.DataFrame, method:str, col:str, data:str) -> float:
+    "Mean of `col` over the rows of one anchor set (exact name) on one pair, shared samples only."
+    if not len(df) or 'data' not in df: return float('nan')
+    sel = df[(df['method'] == method) & (df['data'] == data)]
     if 'disjoint' in sel: sel = sel[~sel['disjoint'].astype(bool)]
     return float(sel[col].mean()) if len(sel) else float('nan')
 
 def claims(results:dict) -> list:
-    "The bootstrap claims of CLAIMS.md from the tables of `run`."
+    "The bootstrap claims of CLAIMS.md from the tables of `run` (AO: the optimised vectors; GT-300; Seed-15)."
     w, im, st = results['words'], results['images'], results['stitching']
-    ns = lambda df: int(df['seed'].nunique()) if len(df) else 0
+    W, I = DATA['words'], DATA['images']
+    m = lambda df, meth, col, data: _mean(df, meth, col, data)
+    ns = lambda df, data: int(df.loc[df['data'] == data, 'seed'].nunique()) if len(df) and 'data' in df else 0
     return [
-        Claim('boot_beats_seed_words', _mean(w, 'AO', 'mrr10') - _mean(w, 'Seed', 'mrr10'), '> 0.1',
-              paper='AO ≫ Seed on words (thesis ch. 6)', what=f'AO − Seed-15 MRR@10, MiniLM-L6 ↔ MPNet token tables, {ns(w)} seeds'),
-        Claim('boot_vs_gt_words', _mean(w, 'AO', 'jaccard10') / _mean(w, 'GT', 'jaccard10'), '>= 1',
-              paper='AO Jaccard 0.52 vs GT 0.34 (FastText ↔ Word2Vec)', what=f'AO / GT-300 Jaccard@10, same words, {ns(w)} seeds'),
-        Claim('boot_beats_seed_images', _mean(im, 'AO', 'mrr10') - _mean(im, 'Seed', 'mrr10'), '> 0.1',
-              paper='on images AO at best matches GT, far above Seed', what=f'AO − Seed-15 MRR@10, EfficientNet-Lite0 ↔ Lite2 on Fashion-MNIST, {ns(im)} seeds'),
-        Claim('boot_near_gt_images', _mean(im, 'AO', 'mrr10') / _mean(im, 'GT', 'mrr10'), '>= 0.8',
-              paper='on images AO at best matches GT', what=f'AO / GT-300 MRR@10, same images, {ns(im)} seeds'),
-        Claim('boot_stitching', _mean(st, 'AO', 'f1_stitched') - _mean(st, 'Seed', 'f1_stitched'), '> 0.1',
-              paper='AO anchors make zero-shot stitching work where Seed fails', what=f'AO − Seed-15 stitched weighted F1, Lite0 → Lite2 decoder, {ns(st)} seeds'),
+        Claim('boot_beats_seed_words', m(w, 'AO', 'mrr10', W) - m(w, 'Seed-15', 'mrr10', W), '> 0.1',
+              paper='AO ≫ Seed on words (thesis ch. 6)', what=f'AO − Seed-15 MRR@10, MiniLM-L6 ↔ MPNet token tables, {ns(w, W)} seeds'),
+        Claim('boot_vs_gt_words', m(w, 'AO', 'jaccard10', W) / m(w, 'GT-300', 'jaccard10', W), '>= 1',
+              paper='AO Jaccard 0.52 vs GT 0.34 (FastText ↔ Word2Vec)', what=f'AO / GT-300 Jaccard@10, same words, {ns(w, W)} seeds'),
+        Claim('boot_beats_seed_images', m(im, 'AO', 'mrr10', I) - m(im, 'Seed-15', 'mrr10', I), '> 0.1',
+              paper='on images AO at best matches GT, far above Seed', what=f'AO − Seed-15 MRR@10, Lite0 (1280-d) ↔ Lite2 last block (352-d), Fashion-MNIST, {ns(im, I)} seeds'),
+        Claim('boot_near_gt_images', m(im, 'AO', 'mrr10', I) / m(im, 'GT-300', 'mrr10', I), '>= 0.8',
+              paper='on images AO at best matches GT', what=f'AO / GT-300 MRR@10, same images, {ns(im, I)} seeds'),
+        Claim('boot_stitching', m(st, 'AO', 'f1_stitched', I) - m(st, 'Seed-15', 'f1_stitched', I), '> 0.1',
+              paper='AO anchors make zero-shot stitching work where Seed fails', what=f'AO − Seed-15 stitched weighted F1, Lite0 → Lite2-last-block decoder, {ns(st, I)} seeds'),
     ]
 
 # %% ../../nbs/12_bootstrap.ipynb #e1e8068d
