@@ -2,14 +2,15 @@
 
 # %% ../../nbs/17_robust.ipynb #cd12aecb
 from __future__ import annotations
-import math, time
+import math, multiprocessing, os, time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Sequence
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn as nn
 from ..claims import Claim, register_chapter
-from ..core import check_choice, relative_projection
+from ..core import check_choice, relative_projection, torch_threads
 from ..data import FORTUNE_TOPICS, load_fortunes, load_fashion_mnist, subset_indices
 from ..encoders import cached_encode, get_encoder
 from ..metrics import weighted_f1
@@ -21,8 +22,8 @@ from ..robust import (RelativeClassifier, fit_densified, robust_projection, rand
 
 # %% auto #0
 __all__ = ['ROBUST_TEXT_ENCODERS', 'ROBUST_IMAGE_ENCODERS', 'VARIANTS', 'SIZES', 'family_features', 'invariance_table',
-           'train_family', 'rescaling_stress_table', 'cluster_tables', 'ResidualAdapter', 'run_experiment', 'run',
-           'in_domain_gaps', 'claims', 'robust_stitching_summary', 'plot_robust_stitching', 'plot_clusters']
+           'train_family', 'rescaling_stress_table', 'cluster_tables', 'ResidualAdapter', 'run_experiment', 'run_jobs',
+           'run', 'in_domain_gaps', 'claims', 'robust_stitching_summary', 'plot_robust_stitching', 'plot_clusters']
 
 # %% ../../nbs/17_robust.ipynb #0fdeabe7
 ROBUST_TEXT_ENCODERS = ('all-MiniLM-L6-v2', 'paraphrase-MiniLM-L3-v2', 'wordllama')
@@ -200,7 +201,7 @@ def _cnn_maker(latent:int, channels:Sequence[int]):
 # %% ../../nbs/17_robust.ipynb #38283822
 def run_experiment(families:Sequence[str]=('text', 'vision', 'cnn'), # which families to run
                    text:dict|None=None, vision:dict|None=None, # `family_features` options (encoders, n, size)
-                   cnn:dict|None=None, # n_models, n_train, n_test, epochs, lr, channels
+                   cnn:dict|None=None, # n_models, n_train, n_test, epochs, lr, channels, seeds (default (0,))
                    seeds:Sequence[int]=(0, 1, 2), k:int=256, # seeds and anchors of the frozen-encoder families
                    epochs:int=30, lr:float=1e-3, sub_batch:int=16, # adapter training
                    hidden:int=256, latent:int=128, lam:float=0.02, q:float=0.5, # adapter width, CNN latent; densification
@@ -210,7 +211,7 @@ def run_experiment(families:Sequence[str]=('text', 'vision', 'cnn'), # which fam
     "Invariance, zero-shot stitching, rescaling stress and densification tables for the chosen families."
     tabs = {t: [] for t in ('invariance', 'stitching', 'stress', 'clusters', 'deaths', 'seconds')}
     for fam in families:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if fam in ('text', 'vision'):
             opts = dict(text or {}) if fam == 'text' else dict(vision or {})
             feats, y, _ = family_features(fam, **opts)
@@ -222,36 +223,71 @@ def run_experiment(families:Sequence[str]=('text', 'vision', 'cnn'), # which fam
             fit = dict(epochs=epochs, lr=lr, sub_batch=sub_batch)
             ytr, yte, fam_seeds, fam_k = y[tr], y[te], seeds, k
         else:
-            c = dict(n_models=3, n_train=3000, n_test=800, epochs=4, lr=2e-3, channels=(16, 32)) | dict(cnn or {})
+            c = dict(n_models=3, n_train=3000, n_test=800, epochs=4, lr=2e-3, channels=(16, 32), seeds=(0,)) | dict(cnn or {})
             xtr, ytr = load_fashion_mnist('train', n=c['n_train'], seed=1)
             xte, yte = load_fashion_mnist('test', n=c['n_test'], seed=0)
             f = lambda im: torch.from_numpy(np.asarray(im, np.float32) / 255)[:, None]
             inputs = {f'cnn-{i}': (f(xtr), f(xte)) for i in range(c['n_models'])}
             make, fit = _cnn_maker(latent, c['channels']), dict(epochs=c['epochs'], lr=c['lr'], sub_batch=sub_batch)
-            fam_seeds, fam_k = (0,), k
+            fam_seeds, fam_k = tuple(c['seeds']), k
         st, models = train_family(fam, inputs, ytr, yte, make, seeds=fam_seeds, k=fam_k, q=q, lam=lam,
                                   keep=len(fam_seeds), **fit)
         tabs['stitching'].append(st)
         tabs['stress'].append(rescaling_stress_table(models, inputs, yte, fam))
         pts, dts = cluster_tables(models, inputs, yte, fam)
         tabs['clusters'].append(pts); tabs['deaths'].append(dts)
-        tabs['seconds'].append(pd.DataFrame([dict(family=fam, seconds=time.perf_counter() - t0)]))
+        tabs['seconds'].append(pd.DataFrame([dict(family=fam, seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)]))
         if progress: print(f"{fam}: {time.perf_counter() - t0:.0f} s", flush=True)
     return {t: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for t, v in tabs.items()}
+
+# %% ../../nbs/17_robust.ipynb #1bbbea50
+def _one_job(family:str, seed:int, opts:dict) -> dict:
+    "`run_experiment` restricted to one family and one seed, with one thread (a worker's job)."
+    o = dict(opts, families=(family,))
+    if family == 'cnn': o['cnn'] = dict(o.get('cnn') or {}, seeds=(seed,))
+    else: o['seeds'] = (seed,)
+    with torch_threads(1): out = run_experiment(**o)
+    out['seconds']['seed'] = seed
+    return out
+
+def _new_session():
+    try: os.setsid()      # the scheduler shares the CPU between sessions
+    except OSError: pass
+
+def run_jobs(opts:dict, # keyword arguments of `run_experiment` (e.g. `SIZES["full"]`)
+             workers:int=4, # worker processes
+            ) -> dict: # the tables of `run_experiment(**opts)`; `seconds` has one row per job
+    "`run_experiment` split into one job per (family, seed), run in parallel processes, tables concatenated."
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"`workers` must be an int >= 1, got {workers!r}")
+    fams = tuple(opts.get('families', ('text', 'vision', 'cnn')))
+    seeds = {f: tuple((opts.get('cnn') or {}).get('seeds', (0,)) if f == 'cnn' else opts.get('seeds', (0, 1, 2))) for f in fams}
+    jobs = [(f, s) for f in fams for s in seeds[f]]
+    ctx = multiprocessing.get_context('spawn')
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_new_session) as ex:
+        outs = list(ex.map(_one_job, [f for f, _ in jobs], [s for _, s in jobs], [opts] * len(jobs)))
+    tabs = {}
+    for t in outs[0]:
+        keep = [o[t] for (f, s), o in zip(jobs, outs) if t not in ('clusters', 'deaths') or s == seeds[f][0]]
+        tabs[t] = pd.concat(keep, ignore_index=True)
+    return tabs
+
 
 # %% ../../nbs/17_robust.ipynb #3ebfb5a6
 SIZES = {
     'quick': dict(text=dict(encoders=ROBUST_TEXT_ENCODERS, n=1200), vision=dict(encoders=ROBUST_IMAGE_ENCODERS, n=1200, size=112),
                   cnn=dict(n_models=3, n_train=3000, n_test=800, epochs=4), seeds=(0, 1, 2), k=256, epochs=20),
-    'full': dict(text=dict(encoders=ROBUST_TEXT_ENCODERS + ('all-mpnet-base-v2',), n=4000),
-                 vision=dict(encoders=ROBUST_IMAGE_ENCODERS, n=3000, size=112),
-                 cnn=dict(n_models=4, n_train=10000, n_test=2000, epochs=6), seeds=(0, 1, 2, 3, 4), k=768, epochs=30),
+    'full': dict(text=dict(encoders=ROBUST_TEXT_ENCODERS, n=2400), vision=dict(encoders=ROBUST_IMAGE_ENCODERS, n=2400, size=112),
+                 cnn=dict(n_models=3, n_train=3000, n_test=2000, epochs=4, seeds=(0, 1, 2, 3, 4)), seeds=(0, 1, 2, 3, 4), k=768, epochs=20),
 }
 
-def run(size:str='quick') -> dict:
+def run(size:str='quick', # a key of `SIZES`
+        workers:int=1, # > 1: one job per (family, seed) in that many processes (`run_jobs`); same tables
+       ) -> dict:
     "The chapter's tables at `SIZES[size]` (threads are pinned by the runner)."
     check_choice(size, 'size', tuple(SIZES))
-    return run_experiment(**SIZES[size])
+    return run_experiment(**SIZES[size]) if workers == 1 else run_jobs(SIZES[size], workers)
+
 
 # %% ../../nbs/17_robust.ipynb #ed774a95
 def _pair_means(st:pd.DataFrame) -> pd.DataFrame:
