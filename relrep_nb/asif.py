@@ -96,7 +96,7 @@ def _block_topk(q:torch.Tensor, A:torch.Tensor, k:int, cols:int, buf:torch.Tenso
 def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy array
                anchors, # (K, d) anchors in the same space, on the same device
                k:int, # similarities kept per query, 1 <= k <= K
-               memory_budget:int|None=None, # bytes of intermediates per block (default `DEFAULT_MEMORY_BUDGET`)
+               memory_budget:int|None=None, # bytes of intermediates, all blocks in flight together (default `DEFAULT_MEMORY_BUDGET`)
                check_anchors:bool=True, # check the anchors for NaN/inf (skip when they were checked before)
               ) -> tuple: # (values (n, k) sorted descending, anchor indices (n, k) int64), same type as `x`
     "Exact top-`k` of `x @ anchors.T`, computed block by block so the (n, K) matrix never exists.\n\n    >>> v, i = topk_inner(np.eye(2, dtype='float32'), np.array([[0., 1.], [1., 0.], [1., 1.]], 'float32'), 2)\n    >>> i.tolist()\n    [[1, 2], [0, 2]]"
@@ -107,16 +107,25 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
     n, K = tx.shape[0], ta.shape[0]
     _check_k(k, K)
     ta, dev = ta.to(tx.dtype), tx.device
-    rows, cols = _blocks(n, K, k, tx.element_size(), memory_budget)
-    vals, idx = torch.empty(n, k, dtype=tx.dtype, device=dev), torch.empty(n, k, dtype=torch.long, device=dev)
-    buf = torch.empty(rows * cols, dtype=tx.dtype, device=dev)                    # one similarity block, reused
     _check_finite(tx, 'x')
     if check_anchors: _check_finite(ta, 'anchors')
-    for i in range(0, n, rows):
+    nt = torch.get_num_threads() if dev.type == 'cpu' else 1
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    rows, cols = _blocks(-(-n // nt) if n >= nt else n, K, k, tx.element_size(), max(1, budget // max(1, min(nt, n))))
+    vals, idx = torch.empty(n, k, dtype=tx.dtype, device=dev), torch.empty(n, k, dtype=torch.long, device=dev)
+    def work(i):
         q = tx[i:i + rows]
-        bv, bi = _block_topk(q, ta, k, cols, buf[:q.shape[0] * cols].view(q.shape[0], cols))
+        bv, bi = _block_topk(q, ta, k, cols, torch.empty(q.shape[0], cols, dtype=tx.dtype, device=dev))
         bv, o = bv.sort(dim=1, descending=True)
         vals[i:i + rows], idx[i:i + rows] = bv, bi.gather(1, o)
+    starts = range(0, n, rows)
+    if nt == 1 or len(starts) == 1: [work(i) for i in starts]
+    else:                                # one block of query rows per thread, each single-threaded: no barrier per small op
+        from concurrent.futures import ThreadPoolExecutor
+        try:
+            torch.set_num_threads(1)
+            with ThreadPoolExecutor(min(nt, len(starts))) as ex: list(ex.map(work, starts))
+        finally: torch.set_num_threads(nt)
     return to_like(vals, was_numpy), to_like(idx, was_numpy)
 
 # %% ../nbs/13_asif.ipynb #6b8fc853
