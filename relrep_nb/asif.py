@@ -111,7 +111,11 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
     if check_anchors: _check_finite(ta, 'anchors')
     nt = torch.get_num_threads() if dev.type == 'cpu' else 1
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
-    rows, cols = _blocks(-(-n // nt) if n >= nt else n, K, k, tx.element_size(), max(1, budget // max(1, min(nt, n))))
+    w = max(1, min(nt, n))                                          # blocks in flight: one per thread, the budget shared
+    try: rows, cols = _blocks(-(-n // w), K, k, tx.element_size(), max(1, budget // w))
+    except ValueError:
+        if w == 1: raise
+        w, (rows, cols) = 1, _blocks(n, K, k, tx.element_size(), budget)
     vals, idx = torch.empty(n, k, dtype=tx.dtype, device=dev), torch.empty(n, k, dtype=torch.long, device=dev)
     def work(i):
         q = tx[i:i + rows]
@@ -119,12 +123,12 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
         bv, o = bv.sort(dim=1, descending=True)
         vals[i:i + rows], idx[i:i + rows] = bv, bi.gather(1, o)
     starts = range(0, n, rows)
-    if nt == 1 or len(starts) == 1: [work(i) for i in starts]
+    if w == 1 or len(starts) == 1: [work(i) for i in starts]
     else:                                # one block of query rows per thread, each single-threaded: no barrier per small op
         from concurrent.futures import ThreadPoolExecutor
         try:
             torch.set_num_threads(1)
-            with ThreadPoolExecutor(min(nt, len(starts))) as ex: list(ex.map(work, starts))
+            with ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
         finally: torch.set_num_threads(nt)
     return to_like(vals, was_numpy), to_like(idx, was_numpy)
 
