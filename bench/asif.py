@@ -1,21 +1,24 @@
 """Benchmark: ASIF's encoding step (exact top-k of n queries against K unit anchors) on CPU.
 
-Variants, each in its own process (peak memory is its own; the same seeded unit vectors are built first and
-resident memory is read before the variant runs):
-  exact      relrep_nb.asif.topk_inner: blocks of queries x blocks of anchors under `--budget`, top-k merged
+Variants, each in its own process (peak memory is its own; the inputs are loaded first and the peak-RSS mark is
+reset before the variant runs, so `peak_above_inputs_mb` is what the variant adds: its intermediates, its outputs
+(n x k values and int64 indices, `outputs_mb`) and, for FAISS, the index's own copy of the anchors):
+  exact      relrep_nb.asif.topk_inner: blocks of queries x blocks of anchors under `--budget`, threshold + candidate table
   dense      plain `topk(x @ A.T)` over the full anchor width, a block of queries at a time under the same budget
   faiss-flat faiss.IndexFlatIP (exact); index build included in the time
-  faiss-ivf  faiss.IndexIVFFlat (nlist = sqrt(K) by default; k-means, 10 iterations on 64 points per cell), trained
-             once; search time and recall@k against exact, for each `--nprobe`
-`--data random` draws uniform unit vectors (no structure: the hardest case for IVF); `--data clustered` draws
-them around 1000 centres, closer to real embeddings.
-Ratios are reported against faiss-flat within one run. The issue's setting is n = 1e5 queries, K = 1.6M,
-d = 512, k = 800; on a shared 2-core machine the defaults scale n and K down (pass them to run the full size).
+  faiss-ivf  faiss.IndexIVFFlat for each `--nlist` (default sqrt(K) and 4 sqrt(K); k-means, 10 iterations on 64 points
+             per cell, at most 2^17 training points), trained once; search time and recall@k against exact for each `--nprobe`
+`--data random` draws uniform unit vectors (no structure: the hardest case for IVF); `--data clustered` draws them
+around 1000 centres; `--data fmnist` uses real embeddings: the 60 000 Fashion-MNIST training images through
+EfficientNet-Lite0 (1280-d, the chapter's image anchors) as anchors and test images as queries.
+The timed variants run `--rounds` times, alternating (the order rotates every round), so that a load change on a
+shared machine hits every variant alike; times are medians over rounds and ratios are taken within each round.
 
-    python bench/asif.py                                  # n=2000, K=200k, d=512, k=800, 1 thread
-    python bench/asif.py --n 100000 --K 1600000 --threads 2 --json bench/results/asif_full.json
+    python bench/asif.py                                  # n=1000, K=200k, d=512, k=800, 1 thread
+    python bench/asif.py --n 1000 --K 1600000 --threads 2 --rounds 3 --json bench/results/asif_n1000_K1600k_random.json
+    python bench/asif.py --data fmnist --n 2000 --variants exact faiss-flat faiss-ivf --json bench/results/asif_fmnist.json
 """
-import argparse, json, math, os, subprocess, sys, time
+import argparse, json, math, os, statistics, subprocess, sys, time
 
 def rss_mb():
     with open('/proc/self/statm') as f: return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
@@ -29,8 +32,13 @@ def peak_mb():
         return next(int(l.split()[1]) for l in f if l.startswith('VmHWM')) / 1024
 
 def data(n, K, d, kind='random', seed=0):
-    "Unit vectors: 'random' (uniform on the sphere) or 'clustered' (1000 Gaussian clusters, spread 0.5, on the sphere)."
+    "Unit vectors: 'random' (uniform on the sphere), 'clustered' (1000 Gaussian clusters, spread 0.5) or 'fmnist' (real)."
     import torch
+    if kind == 'fmnist':
+        from relrep_nb.experiments.asif import fashion_data
+        D = fashion_data(None, None)
+        x, A = torch.from_numpy(D['test'][:n]), torch.from_numpy(D['pool'][:K])
+        return torch.nn.functional.normalize(x, dim=1), torch.nn.functional.normalize(A, dim=1)
     g = torch.Generator().manual_seed(seed)
     C = torch.randn(1000, d, generator=g) / math.sqrt(d)
     def draw(m):
@@ -41,83 +49,122 @@ def data(n, K, d, kind='random', seed=0):
     for i in range(0, K, 100_000): A[i:i + 100_000] = draw(min(100_000, K - i))   # in blocks: no second (K, d) temporary
     return x, A
 
-def one(variant, n, K, d, k, budget, threads, nprobes, out_ids=None, kind='random', nlist=None):
+def load(a):
+    "The inputs, drawn once by the parent and saved to `a.cache` (.npy) so that every process reads the same arrays."
+    import numpy as np, torch
+    x, A = np.load(a.cache + '_x.npy'), np.load(a.cache + '_A.npy')
+    return torch.from_numpy(x), torch.from_numpy(A)
+
+def one(a, variant):
     import numpy as np, torch
     from relrep_nb.asif import topk_inner
-    if variant.startswith('faiss'): import faiss; faiss.omp_set_num_threads(threads)
-    torch.set_num_threads(threads)
-    x, A = data(n, K, d, kind)
+    if variant.startswith('faiss'): import faiss; faiss.omp_set_num_threads(a.threads)
+    torch.set_num_threads(a.threads)
+    x, A = load(a)
+    (n, d), K, k = x.shape, A.shape[0], a.k
     import gc; gc.collect()
     base = rss_mb(); reset_peak()
-    res = dict(variant=variant, data=kind, n=n, K=K, d=d, k=k, threads=threads, budget_mb=budget / 2**20)
+    res = dict(variant=variant, data=a.data, n=n, K=K, d=d, k=k, threads=a.threads, budget_mb=a.budget / 2**20,
+               outputs_mb=n * k * 12 / 2**20, inputs_mb=(n + K) * d * 4 / 2**20)
     if variant == 'exact':
-        t0 = time.perf_counter(); v, i = topk_inner(x, A, k, memory_budget=budget); res['seconds'] = time.perf_counter() - t0
-        if out_ids: np.save(out_ids, i.numpy())
+        t0 = time.perf_counter(); v, i = topk_inner(x, A, k, memory_budget=a.budget); res['seconds'] = time.perf_counter() - t0
+        if not os.path.exists(a.cache + '_ids.npy'): np.save(a.cache + '_ids.npy', i.numpy())
     elif variant == 'dense':
-        rows = max(1, budget // (K * 4 + k * 12))
+        rows = max(1, a.budget // (K * 4 + k * 12 * 2))
         t0 = time.perf_counter()
         out = [torch.topk(x[r:r + rows] @ A.T, k, dim=1) for r in range(0, n, rows)]
-        res['seconds'] = time.perf_counter() - t0
-        res['rows_per_block'] = rows
-    else:
+        res['seconds'], res['rows_per_block'] = time.perf_counter() - t0, rows
+    elif variant == 'faiss-flat':
         xa, Aa = x.numpy(), A.numpy()
-        if variant == 'faiss-flat':
-            t0 = time.perf_counter(); idx = faiss.IndexFlatIP(d); idx.add(Aa); D, I = idx.search(xa, k)
-            res['seconds'] = time.perf_counter() - t0
-        else:
-            exact = np.load(out_ids)
-            nlist = nlist or int(math.sqrt(K))
+        t0 = time.perf_counter(); idx = faiss.IndexFlatIP(d); idx.add(Aa); D, I = idx.search(xa, k)
+        res['seconds'] = time.perf_counter() - t0
+    else:
+        xa, Aa, exact = x.numpy(), A.numpy(), np.load(a.cache + '_ids.npy')
+        res['ivf'] = []
+        for nlist in a.nlist or [int(math.sqrt(K)), int(4 * math.sqrt(K))]:
             t0 = time.perf_counter()
             idx = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
             idx.cp.seed, idx.cp.niter = 0, 10
-            idx.train(Aa[np.random.default_rng(0).choice(K, min(K, 64 * nlist), replace=False)]); idx.add(Aa)
-            res['build_seconds'], res['nlist'], res['curve'] = time.perf_counter() - t0, nlist, []
-            for nprobe in nprobes:
+            idx.train(Aa[np.random.default_rng(0).choice(K, min(K, 64 * nlist, 2**17), replace=False)]); idx.add(Aa)
+            build, curve = time.perf_counter() - t0, []
+            for nprobe in sorted({p for p in a.nprobe if p < nlist} | {nlist}):          # up to every cell (= exhaustive)
                 idx.nprobe = nprobe
                 t0 = time.perf_counter(); D, I = idx.search(xa, k); s = time.perf_counter() - t0
-                rec = float(np.mean([len(np.intersect1d(a, b)) / k for a, b in zip(I, exact)]))
-                res['curve'].append(dict(nprobe=nprobe, seconds=s, recall_at_k=rec))
+                rec = float(np.mean([len(np.intersect1d(u, w)) / k for u, w in zip(I, exact)]))
+                curve.append(dict(nprobe=nprobe, seconds=s, recall_at_k=rec))
+                print(json.dumps(dict(nlist=nlist, **curve[-1])), file=sys.stderr, flush=True)
+                if rec >= 0.999: break
+            res['ivf'].append(dict(nlist=nlist, build_seconds=build, curve=curve))
+            del idx
     res['peak_above_inputs_mb'] = peak_mb() - base
-    res['inputs_mb'] = (n + K) * d * 4 / 2**20
     return res
+
+def summarize(rows, variants):
+    "Medians over rounds, ratios within rounds, and the fastest IVF setting at recall >= 0.95 (against exact's median time)."
+    by = {v: [r for r in rows if r['variant'] == v] for v in variants}
+    s = {f'{v}_seconds_median': statistics.median(r['seconds'] for r in by[v]) for v in variants if v != 'faiss-ivf' and by[v]}
+    rounds = sorted({r['round'] for r in rows if 'round' in r})
+    if by.get('faiss-flat'):
+        for v in ('exact', 'dense'):
+            if not by.get(v): continue
+            per = [next(r['seconds'] for r in by[v] if r['round'] == i) / next(r['seconds'] for r in by['faiss-flat'] if r['round'] == i)
+                   for i in rounds if any(r['round'] == i for r in by[v]) and any(r['round'] == i for r in by['faiss-flat'])]
+            s[f'{v}_over_faiss_flat_time_per_round'], s[f'{v}_over_faiss_flat_time'] = per, statistics.median(per)
+    if by.get('exact'):
+        s['exact_peak_above_inputs_mb'] = max(r['peak_above_inputs_mb'] for r in by['exact'])
+        s['exact_intermediates_mb'] = s['exact_peak_above_inputs_mb'] - by['exact'][0]['outputs_mb']
+        s['budget_mb'] = by['exact'][0]['budget_mb']
+    if by.get('faiss-ivf') and by.get('exact'):
+        ex = s['exact_seconds_median']
+        ok = [dict(nlist=v['nlist'], **c) for v in by['faiss-ivf'][0]['ivf'] for c in v['curve'] if c['recall_at_k'] >= 0.95]
+        best = min(ok, key=lambda c: c['seconds']) if ok else None
+        s['ivf_fastest_at_recall_0.95'] = best
+        s['exact_over_ivf_time_at_recall_0.95'] = ex / best['seconds'] if best else None
+    return s
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('--n', type=int, default=2000); p.add_argument('--K', type=int, default=200_000)
+    p.add_argument('--n', type=int, default=1000); p.add_argument('--K', type=int, default=200_000)
     p.add_argument('--d', type=int, default=512); p.add_argument('--k', type=int, default=800)
     p.add_argument('--budget', type=int, default=256 * 2**20, help='memory_budget in bytes for exact and dense')
-    p.add_argument('--threads', type=int, default=1)
-    p.add_argument('--data', choices=['random', 'clustered'], default='random'); p.add_argument('--nlist', type=int, default=None)
-    p.add_argument('--nprobe', type=int, nargs='+', default=[1, 4, 16, 64, 128, 256])
+    p.add_argument('--threads', type=int, default=1); p.add_argument('--rounds', type=int, default=1)
+    p.add_argument('--data', choices=['random', 'clustered', 'fmnist'], default='random')
+    p.add_argument('--nlist', type=int, nargs='*', default=None)
+    p.add_argument('--nprobe', type=int, nargs='+', default=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096])
     p.add_argument('--variants', nargs='+', default=['exact', 'dense', 'faiss-flat', 'faiss-ivf'])
     p.add_argument('--json', default=None); p.add_argument('--one', default=None, help=argparse.SUPPRESS)
-    p.add_argument('--ids', default=None, help=argparse.SUPPRESS)
+    p.add_argument('--cache', default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.one:
-        print(json.dumps(one(a.one, a.n, a.K, a.d, a.k, a.budget, a.threads, a.nprobe, a.ids, a.data, a.nlist))); return
-    ids = f'/tmp/asif_bench_ids_{os.getpid()}.npy'
-    rows = []
-    for v in a.variants:
+        print(json.dumps(one(a, a.one))); return
+    import numpy as np
+    a.cache = f'/tmp/asif_bench_{os.getpid()}'
+    x, A = data(a.n, a.K, a.d, a.data)
+    np.save(a.cache + '_x.npy', x.numpy()); np.save(a.cache + '_A.npy', A.numpy())
+    a.n, a.K, a.d = x.shape[0], A.shape[0], x.shape[1]
+    del x, A
+    timed = [v for v in a.variants if v != 'faiss-ivf']
+    if 'faiss-ivf' in a.variants and 'exact' not in timed: sys.exit('faiss-ivf needs the exact variant (its recall reference)')
+    rows, t0 = [], time.time()
+    def call(v, r):
         cmd = [sys.executable, __file__, '--one', v, '--n', str(a.n), '--K', str(a.K), '--d', str(a.d), '--k', str(a.k),
-               '--budget', str(a.budget), '--threads', str(a.threads), '--ids', ids, '--data', a.data,
-               *(['--nlist', str(a.nlist)] if a.nlist else []), '--nprobe', *map(str, a.nprobe)]
-        r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-        rows.append(r)
-        print(json.dumps(r), flush=True)
-    if os.path.exists(ids): os.remove(ids)
-    by = {r['variant']: r for r in rows}
-    summary = {}
-    if 'faiss-flat' in by:
-        f = by['faiss-flat']['seconds']
-        for v in ('exact', 'dense'):
-            if v in by: summary[f'{v}_over_faiss_flat_time'] = by[v]['seconds'] / f
-    if 'exact' in by and 'faiss-ivf' in by:
-        ok = [c for c in by['faiss-ivf']['curve'] if c['recall_at_k'] >= 0.95]
-        summary['ivf_fastest_at_recall_0.95'] = min(ok, key=lambda c: c['seconds']) if ok else None
-        if ok: summary['exact_over_ivf_time_at_recall_0.95'] = by['exact']['seconds'] / summary['ivf_fastest_at_recall_0.95']['seconds']
-    if 'exact' in by: summary['exact_peak_above_inputs_mb'], summary['budget_mb'] = by['exact']['peak_above_inputs_mb'], a.budget / 2**20
+               '--budget', str(a.budget), '--threads', str(a.threads), '--cache', a.cache, '--data', a.data,
+               '--nprobe', *map(str, a.nprobe), *(['--nlist', *map(str, a.nlist)] if a.nlist else [])]
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+        res = dict(json.loads(out.strip().splitlines()[-1]), round=r, load_avg=os.getloadavg()[0])
+        rows.append(res); print(json.dumps(res), flush=True)
+    try:
+        for r in range(a.rounds):
+            for v in timed[r % len(timed):] + timed[:r % len(timed)]: call(v, r)
+        if 'faiss-ivf' in a.variants: call('faiss-ivf', a.rounds)
+    finally:
+        for f in ('_x', '_A', '_ids'):
+            if os.path.exists(a.cache + f + '.npy'): os.remove(a.cache + f + '.npy')
+    summary = summarize(rows, a.variants)
     print(json.dumps(summary, indent=1))
     if a.json:
-        with open(a.json, 'w') as fh: json.dump(dict(args=vars(a), load_avg=os.getloadavg(), results=rows, summary=summary), fh, indent=1)
+        args = {k: v for k, v in vars(a).items() if k not in ('cache', 'one')}
+        with open(a.json, 'w') as fh:
+            json.dump(dict(args=args, wall_seconds=time.time() - t0, results=rows, summary=summary), fh, indent=1)
 
 if __name__ == '__main__': main()

@@ -10,7 +10,8 @@ import torch
 from .core import as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, patch
 
 # %% auto #0
-__all__ = ['NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights', 'ASIF', 'sparse_scores']
+__all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
+           'ASIF', 'sparse_scores']
 
 # %% ../nbs/13_asif.ipynb #ff3ca871
 def _check_k(k, K:int|None=None, name:str='k'):
@@ -19,30 +20,83 @@ def _check_k(k, K:int|None=None, name:str='k'):
     if K is not None and k > K:
         raise ValueError(f"`{name}`={k} is larger than the number of anchors K={K}: keep at most K similarities")
 
-def _blocks(n:int, K:int, k:int, es:int, memory_budget:int|None, min_rows:int=256) -> tuple[int, int]:
-    "Query rows and anchor columns per block: blocks as wide as the budget allows with `min_rows` rows, within `memory_budget` bytes."
+TILE_COLS, TILE_BYTES, GROUP = 1024, 4 << 20, 32   # anchors per block; bytes of one similarity block; columns per group maximum
+
+def _row_bytes(cols:int, k:int, es:int, K:int|None=None) -> int:
+    "Bytes of intermediates per query row for blocks of `cols` anchors (`cols >= K`: one block and a plain top-k)."
+    if K is not None and cols >= K: return K * es + 2 * k * (es + 8)
+    # similarity block, group maxima, candidate table (2k + cols values and int64 anchors), merge output, hits of one block
+    return cols * es + cols // GROUP * (es + 1) + (2 * k + cols) * (es + 8) + k * (es + 8) + cols * (2 * es + 40)
+
+def _blocks(n:int, K:int, k:int, es:int, memory_budget:int|None) -> tuple[int, int]:
+    "(query rows, anchor columns) per block: up to `TILE_COLS` anchors (at least k), rows filling `TILE_BYTES`, within `memory_budget`."
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
     if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
-    merge = 4 * k * (es + 8)                       # running top-k + the block's top-k, values and int64 indices
-    cols = min(K, max(k, budget // (es * min(n, min_rows)) - merge // es))
-    if cols * es + merge > budget:
-        raise ValueError(f"`memory_budget`={budget} bytes is too small for k={k}: one query row needs "
-                         f"{min(K, k) * es + merge} bytes; raise it above that")
-    return max(1, min(n, budget // (cols * es + merge))), cols
+    if _row_bytes(K, k, es, K) <= budget and K <= max(k, TILE_COLS): cols = K
+    else:
+        unit = _row_bytes(1, k, es) - _row_bytes(0, k, es)                       # bytes per anchor column (plus a rounding slack)
+        cols = min(K - 1, TILE_COLS, (budget - _row_bytes(0, k, es)) // (unit + 1))
+        if cols < k:
+            raise ValueError(f"`memory_budget`={budget} bytes is too small for k={k}: one query row needs "
+                             f"{_row_bytes(min(k, K), k, es, K)} bytes; raise it above that")
+    rows = min(n, budget // _row_bytes(cols, k, es, K), max(1, TILE_BYTES // (cols * es)))
+    return max(1, rows), cols
 
 # %% ../nbs/13_asif.ipynb #cc01a69d
-def _check_finite(t:torch.Tensor, name:str, rows:int):
-    "Raise if `t` has NaN/inf, checking `rows` rows at a time (a whole-tensor check would copy `t` in memory)."
+def _check_finite(t:torch.Tensor, name:str, rows:int=1 << 16):
+    "Raise if `t` has NaN/inf, `rows` rows at a time: one min/max pass (NaN propagates through both), no temporary copy of `t`."
     for i in range(0, t.shape[0], rows):
-        if not bool(torch.isfinite(t[i:i + rows]).all()):
+        lo, hi = torch.aminmax(t[i:i + rows])
+        if not bool(torch.isfinite(lo) & torch.isfinite(hi)):
             raise ValueError(f"`{name}` contains NaN or inf (in rows {i}..{min(i + rows, t.shape[0]) - 1})")
+
+# %% ../nbs/13_asif.ipynb #a5f1c2d1
+def _hits(s:torch.Tensor, thr:torch.Tensor) -> tuple:
+    "(rows, columns, values) of the entries of the block `s` above their row's threshold `thr` (R, 1), grouped by row.\n\n    The maxima of `GROUP` strided columns (t, t + L, t + 2L, ...) are compared first and only groups holding a hit are\n    read again; when more than a quarter of the groups hold one, the whole block is compared directly."
+    R, C = s.shape
+    L = C // GROUP
+    g3 = s[:, :L * GROUP].view(R, GROUP, L)                         # a reduction over the middle axis vectorises along rows
+    r, t = (g3.amax(1) > thr).nonzero(as_tuple=True)
+    if 4 * r.numel() > R * L or L * GROUP < C:                      # dense hits (or a ragged block): compare every entry
+        rows, cols = (s > thr).nonzero(as_tuple=True)
+        return rows, cols, s[rows, cols]
+    blk = g3[r, :, t]                                               # (hit groups, GROUP)
+    h, m = (blk > thr[r]).nonzero(as_tuple=True)
+    return r[h], m * L + t[h], blk[h, m]
+
+# %% ../nbs/13_asif.ipynb #a5f1c2d4
+def _block_topk(q:torch.Tensor, A:torch.Tensor, k:int, cols:int, buf:torch.Tensor) -> tuple:
+    "Unsorted exact top-`k` (values, anchor rows) of `q @ A.T`, `cols` anchors at a time, the product written into `buf`."
+    R, K = q.shape[0], A.shape[0]
+    s = torch.matmul(q, A[:cols].T, out=buf[:, :min(cols, K)])
+    v, c = s.topk(k, dim=1, sorted=False)
+    if cols >= K: return v, c
+    W = 2 * k + cols                                   # running top-k | pending candidates (< k + one block per row)
+    P = torch.full((R, W), -math.inf, dtype=q.dtype, device=q.device); P[:, :k] = v
+    I = torch.empty((R, W), dtype=torch.long, device=q.device); I[:, :k] = c
+    fill, thr = torch.zeros(R, dtype=torch.long, device=q.device), v.amin(1, keepdim=True)
+    for j in range(cols, K, cols):
+        a = A[j:j + cols]
+        s = torch.matmul(q, a.T, out=buf[:, :a.shape[0]])
+        r, c, v = _hits(s, thr)
+        if r.numel():
+            cnt = torch.bincount(r, minlength=R)
+            pos = k + fill[r] + torch.arange(r.numel(), device=q.device) - (cnt.cumsum(0) - cnt)[r]
+            P[r, pos], I[r, pos] = v, c + j
+            fill += cnt
+        if j + cols >= K or int(fill.max()) >= k:      # merge: top-k of the running top-k and the pending hits
+            w = k + int(fill.max())
+            v, o = P[:, :w].topk(k, dim=1, sorted=False)
+            I[:, :k] = I[:, :w].gather(1, o); P[:, :k] = v; P[:, k:w] = -math.inf
+            fill.zero_(); thr = v.amin(1, keepdim=True)
+    return P[:, :k], I[:, :k]
 
 # %% ../nbs/13_asif.ipynb #8cd0848d
 @torch.no_grad()
 def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy array
                anchors, # (K, d) anchors in the same space, on the same device
                k:int, # similarities kept per query, 1 <= k <= K
-               memory_budget:int|None=None, # bytes of intermediates per block (default `DEFAULT_MEMORY_BUDGET`)
+               memory_budget:int|None=None, # bytes of intermediates, all blocks in flight together (default `DEFAULT_MEMORY_BUDGET`)
                check_anchors:bool=True, # check the anchors for NaN/inf (skip when they were checked before)
               ) -> tuple: # (values (n, k) sorted descending, anchor indices (n, k) int64), same type as `x`
     "Exact top-`k` of `x @ anchors.T`, computed block by block so the (n, K) matrix never exists.\n\n    >>> v, i = topk_inner(np.eye(2, dtype='float32'), np.array([[0., 1.], [1., 0.], [1., 1.]], 'float32'), 2)\n    >>> i.tolist()\n    [[1, 2], [0, 2]]"
@@ -52,27 +106,30 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
     if tx.device != ta.device: raise ValueError(f"`x` is on {tx.device} but `anchors` on {ta.device}: move one explicitly")
     n, K = tx.shape[0], ta.shape[0]
     _check_k(k, K)
-    ta = ta.to(tx.dtype)
-    rows, cols = _blocks(n, K, k, tx.element_size(), memory_budget)
-    vals = torch.empty(n, k, dtype=tx.dtype, device=tx.device)
-    idx = torch.empty(n, k, dtype=torch.long, device=tx.device)
-    buf = torch.empty(min(rows, n) * cols, dtype=tx.dtype, device=tx.device)   # one similarity block, reused
-    chk = max(1, rows * cols // (16 * tx.shape[1]))                # rows per finiteness check: its temporaries stay well inside a block
-    _check_finite(tx, 'x', chk)
-    if check_anchors: _check_finite(ta, 'anchors', chk)
-    for i in range(0, n, rows):
-        q, bv, bi = tx[i:i + rows], None, None
-        for j in range(0, K, cols):
-            a = ta[j:j + cols]
-            s = torch.matmul(q, a.T, out=buf[:q.shape[0] * a.shape[0]].view(q.shape[0], a.shape[0]))
-            v, c = s.topk(min(k, a.shape[0]), dim=1, sorted=False)
-            c += j
-            if bv is not None:
-                v, pos = torch.cat([bv, v], 1).topk(k, dim=1, sorted=False)
-                c = torch.cat([bi, c], 1).gather(1, pos)
-            bv, bi = v, c
+    ta, dev = ta.to(tx.dtype), tx.device
+    _check_finite(tx, 'x')
+    if check_anchors: _check_finite(ta, 'anchors')
+    nt = torch.get_num_threads() if dev.type == 'cpu' else 1
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    w = max(1, min(nt, n))                                          # blocks in flight: one per thread, the budget shared
+    try: rows, cols = _blocks(-(-n // w), K, k, tx.element_size(), max(1, budget // w))
+    except ValueError:
+        if w == 1: raise
+        w, (rows, cols) = 1, _blocks(n, K, k, tx.element_size(), budget)
+    vals, idx = torch.empty(n, k, dtype=tx.dtype, device=dev), torch.empty(n, k, dtype=torch.long, device=dev)
+    def work(i):
+        q = tx[i:i + rows]
+        bv, bi = _block_topk(q, ta, k, cols, torch.empty(q.shape[0], cols, dtype=tx.dtype, device=dev))
         bv, o = bv.sort(dim=1, descending=True)
         vals[i:i + rows], idx[i:i + rows] = bv, bi.gather(1, o)
+    starts = range(0, n, rows)
+    if w == 1 or len(starts) == 1: [work(i) for i in starts]
+    else:                                # one block of query rows per thread, each single-threaded: no barrier per small op
+        from concurrent.futures import ThreadPoolExecutor
+        try:
+            torch.set_num_threads(1)
+            with ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
+        finally: torch.set_num_threads(nt)
     return to_like(vals, was_numpy), to_like(idx, was_numpy)
 
 # %% ../nbs/13_asif.ipynb #6b8fc853
