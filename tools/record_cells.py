@@ -40,6 +40,9 @@ def main(argv=None):
         if i not in a.cells: run.cells[i].source = ''   # not executed
     t0 = time.time()
     NotebookClient(run, timeout=a.timeout, kernel_name='python3', resources={'metadata': {'path': str(path.parent)}}).execute()
+    nb = nbformat.read(path, 4)     # re-read: the notebook may have changed while the cells ran (another recording)
+    moved = [i for i in a.cells if i >= len(nb.cells) or nb.cells[i].source != run.cells[i].source]
+    if moved: sys.exit(f'cells {moved} of {path} changed while they ran: nothing written')
     for i in a.cells:
         nb.cells[i].outputs = run.cells[i].outputs
         nb.cells[i].execution_count = None
