@@ -4,19 +4,22 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import contextlib, copy, functools, hashlib, inspect, io, math, os, struct
+import contextlib, copy, functools, importlib, inspect, math, os, warnings
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+import scipy.sparse
+from .base import (Estimator, TensorState, NotFittedError, save_state, load_state, check_device,
+                            renamed_kwargs, warn_renamed, _fitted_tensors)
 
 # %% auto #0
-__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'as_tensor', 'to_like', 'check_same_space', 'check_paired', 'check_int',
-           'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim',
-           'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows', 'save_state',
-           'load_state', 'TensorState', 'RelativeProjector', 'relative_projection']
+__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ANCHOR_METHODS', 'as_tensor', 'to_like', 'check_same_space', 'check_paired',
+           'check_input', 'check_int', 'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity',
+           'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim',
+           'chunk_rows', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #3e2f6a57
 def _all_finite(t:torch.Tensor) -> bool:
@@ -26,18 +29,26 @@ def _all_finite(t:torch.Tensor) -> bool:
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
-    """Validate `x` (tensor or array) and return `(tensor, was_numpy)`; integer input becomes float32.
+    """Validate `x` (tensor, array or array-like: list, DataFrame) and return `(tensor, was_numpy)`; integer input becomes float32.
 
     >>> t, was_numpy = as_tensor(np.ones((2, 3), dtype=np.int64)); t.dtype, was_numpy
     (torch.float32, True)
     """
+    if not isinstance(x, (np.ndarray, torch.Tensor)):
+        if scipy.sparse.issparse(x):
+            raise TypeError(f"`{name}` is a sparse {type(x).__name__}: relrep_nb needs dense data (call .toarray())")
+        if x is None or isinstance(x, (str, bytes, dict, set)):
+            raise TypeError(f"`{name}` must be a torch.Tensor, a numpy array or an array-like, got {type(x).__name__}")
+        x = np.asarray(x)                        # lists, tuples, pandas objects: numpy in, numpy out
     was_numpy = isinstance(x, np.ndarray)
     if was_numpy:
-        if x.dtype == object or not np.issubdtype(x.dtype, np.number) and x.dtype != bool:
+        if x.dtype == object: x = x.astype(np.float64)   # numbers stored as objects; anything else raises numpy's TypeError
+        if not np.issubdtype(x.dtype, np.number) and x.dtype != bool:
             raise TypeError(f"`{name}` must be a numeric array, got dtype {x.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(x))
-    elif isinstance(x, torch.Tensor): t = x
-    else: raise TypeError(f"`{name}` must be a torch.Tensor or numpy.ndarray, got {type(x).__name__}")
+        with warnings.catch_warnings():         # read-only arrays (memmaps): relrep_nb never writes into its inputs
+            warnings.filterwarnings('ignore', message='The given NumPy array is not writable')
+            t = torch.from_numpy(np.ascontiguousarray(x))
+    else: t = x
     if t.is_complex(): raise TypeError(f"`{name}` is complex ({t.dtype}): relrep_nb works on real spaces; pass .real or split the parts")
     if not t.is_floating_point(): t = t.to(torch.get_default_dtype())
     if ndim is not None and t.ndim != ndim:
@@ -94,6 +105,25 @@ def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are 
     check_same_space(tx[:, :0], ty[:, :0], xname, yname)   # one device
     dt = torch.promote_types(tx.dtype, ty.dtype)
     return tx.to(dt), ty.to(dt), was_numpy
+
+# %% ../nbs/00_core.ipynb #007fe863
+def check_input(x, # a tensor, an array or an array-like (list, DataFrame)
+                name:str='x', # the argument's name, used in the messages
+                min_rows:int=1, # fewest rows accepted
+                finite:bool=True, # refuse NaN/inf
+               ) -> tuple[torch.Tensor, bool]:
+    """`as_tensor(x, name)` for a 2-d estimator input with at least `min_rows` rows and one feature.
+
+    >>> check_input([[1, 2], [3, 4]])[0].shape
+    torch.Size([2, 2])
+    """
+    t, was_numpy = as_tensor(x, name, finite=finite)
+    if t.shape[0] < min_rows:
+        raise ValueError(f"Found array with {t.shape[0]} sample(s) (shape={tuple(t.shape)}) while a minimum of {min_rows} is "
+                         f"required: `{name}` " + ("is empty" if t.shape[0] == 0 else f"needs at least {min_rows} rows"))
+    if t.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={tuple(t.shape)}) while a minimum of 1 is required: `{name}` has no columns")
+    return t, was_numpy
 
 # %% ../nbs/00_core.ipynb #7f2df91a
 def check_int(v, # the value received
@@ -419,106 +449,10 @@ def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
     if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
     return max(1, min(n, budget // max(1, row_bytes)))
 
-# %% ../nbs/00_core.ipynb #12dd1adb
-_MAGIC, _FORMAT = b'RELREPNB', 1
-
-def _plain(v, key:str):
-    "`v` with numpy scalars made Python scalars; a `TypeError` naming `key` for values a safe load cannot rebuild."
-    if isinstance(v, np.generic): return v.item()
-    if v is None or isinstance(v, (bool, int, float, str, torch.Tensor)): return v
-    if isinstance(v, (list, tuple)): return type(v)(_plain(x, f'{key}[{i}]') for i, x in enumerate(v))
-    if isinstance(v, dict): return {k: _plain(x, f'{key}.{k}') for k, x in v.items()}
-    raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
-
-def save_state(state:dict, path, kind:str):
-    """Write `state` (plain values and tensors) of an object of class `kind` to `path`: checksummed, atomic.
-
-    >>> import tempfile, os; d = tempfile.mkdtemp(); save_state({'a': 1}, os.path.join(d, 's.pt'), 'Demo')
-    >>> load_state(os.path.join(d, 's.pt'), 'Demo')
-    {'a': 1}
-    """
-    buf = io.BytesIO(); torch.save(dict(kind=kind, state=_plain(state, 'state')), buf)
-    body = buf.getvalue(); path = Path(path)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    try:
-        with open(tmp, 'wb') as f:
-            f.write(_MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body)
-            f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists(): tmp.unlink()
-
-# %% ../nbs/00_core.ipynb #30d454c5
-def load_state(path, kind:str, map_location='cpu') -> dict:
-    """Read the state saved by `save_state` for class `kind`; one clear `ValueError` for a bad file.
-
-    >>> import tempfile, os; d = tempfile.mkdtemp(); save_state({'b': [1, 2]}, os.path.join(d, 's.pt'), 'Demo')
-    >>> load_state(os.path.join(d, 's.pt'), 'Demo')['b']
-    [1, 2]
-    """
-    raw = Path(path).read_bytes()
-    head = len(_MAGIC) + 4 + 32
-    if len(raw) < head or not raw.startswith(_MAGIC):
-        raise ValueError(f"{path} is not a relrep_nb file (expected a file written by {kind}.save)")
-    fmt, = struct.unpack('<I', raw[len(_MAGIC):len(_MAGIC) + 4])
-    if fmt > _FORMAT: raise ValueError(f"{path} has format {fmt}; this relrep_nb reads format <= {_FORMAT}: upgrade it")
-    if hashlib.sha256(raw[head:]).digest() != raw[len(_MAGIC) + 4:head]:
-        raise ValueError(f"{path} is corrupt: its checksum does not match its content")
-    try: d = torch.load(io.BytesIO(raw[head:]), map_location=map_location, weights_only=True)
-    except Exception as e: raise ValueError(f"{path} could not be read safely ({type(e).__name__}: {e})") from None
-    if not isinstance(d, dict) or d.get('kind') != kind:
-        raise ValueError(f"{path} holds a {d.get('kind') if isinstance(d, dict) else type(d).__name__}, not a {kind}")
-    return d['state']
-
-# %% ../nbs/00_core.ipynb #bb8648ac
-class TensorState:
-    """Mixin: `get_params`, `save`, `load` and `to` for estimators (parameters as attributes, fitted tensors in `*_`).
-
-    >>> class Scale(TensorState):
-    ...     def __init__(self, factor=2.0): self.factor = factor
-    >>> Scale(3.0).get_params()
-    {'factor': 3.0}
-    """
-    def get_params(self) -> dict:
-        "The `__init__` parameters and their values (keyword-catching `**kw` parameters merged in)."
-        out = {}
-        for name, prm in inspect.signature(type(self).__init__).parameters.items():
-            if name == 'self' or prm.kind == prm.VAR_POSITIONAL: continue
-            if prm.kind == prm.VAR_KEYWORD: out.update(getattr(self, name, {}))
-            else: out[name] = getattr(self, name)
-        return out
-
-    def _tensors(self) -> dict:
-        return {k: v for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
-
-    def state_dict(self) -> dict:
-        "Configuration and fitted tensors (subclasses add non-tensor fitted state and restore it in `_load_extra`)."
-        return dict(config=self.get_params(), tensors=self._tensors())
-
-    def save(self, path):
-        "Save the configuration and fitted state to `path` (checksummed, written atomically)."
-        save_state(self.state_dict(), path, type(self).__name__)
-
-    @classmethod
-    def load(cls, path, map_location='cpu'):
-        "Load an object written by `save` (tensors and plain values only: no code runs)."
-        sd = load_state(path, cls.__name__, map_location)
-        obj = cls(**sd['config'])
-        for k, v in sd['tensors'].items(): setattr(obj, k, v)
-        obj._load_extra(sd)
-        return obj
-
-    def _load_extra(self, sd): pass # restore non-tensor state saved by a subclass's `state_dict`
-
-    def to(self, device):
-        "Move the fitted tensors to `device` (explicitly; `transform` never moves data)."
-        for k, v in list(vars(self).items()):
-            if isinstance(v, torch.Tensor): setattr(self, k, v.to(device))
-        return self
-
 # %% ../nbs/00_core.ipynb #12957e9b
 _PRE = (None, 'center', 'standardize', 'l2')
 _POST = (None, 'l2', 'layernorm', 'standardize')
+ANCHOR_METHODS = ('uniform', 'stratified', 'fps', 'kmeans')
 
 def _resolve_similarity(similarity) -> Similarity:
     if isinstance(similarity, Similarity): return similarity
@@ -529,6 +463,7 @@ def _resolve_similarity(similarity) -> Similarity:
         return SIMILARITIES[similarity]
     if callable(similarity): return Similarity(getattr(similarity, '__name__', 'custom'), similarity)
     raise TypeError(f"`similarity` must be a registered name or a callable, got {type(similarity).__name__}")
+
 
 # %% ../nbs/00_core.ipynb #a1fb8d70
 def _accepted_kw(sim:Similarity) -> set:
@@ -546,30 +481,37 @@ class RelativeProjector(TensorState):
     >>> x = torch.eye(3, dtype=torch.float64); RelativeProjector('cosine').fit(x[:2]).transform(x).tolist()
     [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     """
+    _fit_hint = '.fit(X) (the anchors, or samples to pick `n_anchors` from)'
     def __init__(self,
                  similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable `fn(x, anchors)`
                  pre:str|None=None, # None, "center", "standardize" or "l2": applied to samples and anchors
                  post:str|None=None, # None, "l2", "layernorm" or "standardize": applied to relative vectors
                  memory_budget:int|None=None, # bytes of intermediates per chunk (default 512 MiB)
-                 **sim_kw): # the similarity's options, e.g. `shrinkage`, `eps` for "wip"; unknown names are refused
-        sim = _resolve_similarity(similarity)
-        check_choice(pre, 'pre', _PRE); check_choice(post, 'post', _POST)
-        if memory_budget is not None: check_int(memory_budget, 'memory_budget', min=1)
-        unknown = sorted(set(sim_kw) - _accepted_kw(sim))
-        if unknown: raise TypeError(f"unexpected keyword argument(s) {unknown} for similarity {sim.name!r} "
-                                    f"(it accepts {sorted(_accepted_kw(sim))})")
-        self.similarity, self.pre, self.post, self.memory_budget, self.sim_kw = similarity, pre, post, memory_budget, sim_kw
-        self.anchors_ = None
+                 n_anchors:int|None=None, # None: the rows given to `fit` are the anchors; an int: pick that many of them
+                 anchor_method:str='uniform', # how `n_anchors` are picked (`sample_anchors`): "uniform", "stratified" (uses `y`), "fps", "kmeans"
+                 seed:int=0, # seed of the anchor choice
+                 sim_kw:dict|None=None, # the similarity's options, e.g. {"shrinkage": 0.1} for "wip"
+                 **kw): # shorthand for `sim_kw` entries: `RelativeProjector('wip', shrinkage=0.1)`
+        self.similarity, self.pre, self.post, self.memory_budget = similarity, pre, post, memory_budget
+        self.n_anchors, self.anchor_method, self.seed = n_anchors, anchor_method, seed
+        self.sim_kw = {**(sim_kw or {}), **kw} if kw else sim_kw
 
     @property
     def sim(self) -> Similarity: return _resolve_similarity(self.similarity)
 
-    @property
-    def n_anchors(self): return 0 if self.anchors_ is None else self.anchors_.shape[0]
+    def _check_params(self):
+        "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
+        sim = self.sim
+        check_choice(self.pre, 'pre', _PRE); check_choice(self.post, 'post', _POST)
+        if self.memory_budget is not None: check_int(self.memory_budget, 'memory_budget', min=1)
+        if self.n_anchors is not None: check_int(self.n_anchors, 'n_anchors', min=1)
+        check_choice(self.anchor_method, 'anchor_method', ANCHOR_METHODS); check_int(self.seed, 'seed')
+        if self.sim_kw is not None and not isinstance(self.sim_kw, dict):
+            raise TypeError(f"`sim_kw` must be a dict of the similarity's options or None, got {type(self.sim_kw).__name__}")
+        unknown = sorted(set(self.sim_kw or {}) - _accepted_kw(sim))
+        if unknown: raise TypeError(f"unexpected keyword argument(s) {unknown} for similarity {sim.name!r} "
+                                    f"(it accepts {sorted(_accepted_kw(sim))})")
 
-    def __repr__(self):
-        return (f"RelativeProjector(similarity={self.sim.name!r}, pre={self.pre!r}, post={self.post!r}, "
-                f"n_anchors={self.n_anchors})")
 
 # %% ../nbs/00_core.ipynb #ed2fd6bc
 def _safe_std(t:torch.Tensor) -> torch.Tensor:
@@ -612,35 +554,67 @@ def _nonfinite(self:RelativeProjector, t, name:str='x'):
                      f"rescale the data or use float64")
 
 # %% ../nbs/00_core.ipynb #f0c7de7c
+def _owned(t:torch.Tensor, src:torch.Tensor) -> torch.Tensor:
+    "`t` as a compact tensor that shares no memory with the caller's `src` (fitted state is the estimator's own)."
+    shares = t.untyped_storage().data_ptr() == src.untyped_storage().data_ptr()
+    return t.detach().clone() if shares or t.untyped_storage().nbytes() > t.numel() * t.element_size() else t.detach()
+
+@patch
+def _pick_anchors(self:RelativeProjector, a:torch.Tensor, y) -> torch.Tensor:
+    "The anchors: every row of `a` when `n_anchors` is None, else `n_anchors` rows chosen by `sample_anchors` (indices in `anchor_idx_`)."
+    if self.n_anchors is None: return a
+    if self.n_anchors > a.shape[0]:
+        raise ValueError(f"`n_anchors`={self.n_anchors} is larger than the {a.shape[0]} rows given to fit")
+    sample = importlib.import_module('relrep_nb.anchors').sample_anchors
+    yy = None if y is None else np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y)
+    idx = sample(a, self.n_anchors, method=self.anchor_method, y=yy, seed=self.seed)
+    self.anchor_idx_ = idx.cpu()
+    return a[idx]
+
 @patch
 def fit(self:RelativeProjector,
-        anchors, # (k, d) anchors
-        reference=None, # (m, d) statistics come from here when given, else from the anchors
+        X, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
+        y=None, # (m,) labels, used only by `anchor_method="stratified"`
+        *, reference=None, # (r, d) statistics come from here when given, else from the anchors
+        anchors=None, # deprecated spelling of `X`
        ) -> RelativeProjector:
-    "Fit on `anchors` (k, d); statistics come from `reference` (m, d) when given, else from the anchors."
-    a, _ = as_tensor(anchors, 'anchors')
-    if a.shape[0] == 0: raise ValueError("`anchors` is empty: at least one anchor is needed")
-    ref = a if reference is None else as_tensor(reference, 'reference')[0].to(a.dtype)
+    "Fit the anchors (and the statistics of `pre`/`post`/the similarity) on `X`; returns `self`."
+    if anchors is not None:
+        if X is not None: raise TypeError("give the anchors once: `fit(X)` (`anchors=` is deprecated)")
+        warn_renamed('anchors', 'X', f'{type(self).__name__}.fit'); X = anchors
+    if y is not None and np.ndim(y) == 2:
+        raise TypeError("`fit(X, reference)` is now `fit(X, reference=reference)`: the second argument is `y` (labels)")
+    self._check_params()
+    a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
+    a = self._pick_anchors(a0, y)
+    ref = a if reference is None else check_input(reference, 'reference')[0].to(a.dtype)
     if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
-    if self.pre in ('center', 'standardize'):
-        if ref.shape[0] < 2 and self.pre == 'standardize':
-            raise ValueError("`pre='standardize'` needs at least 2 reference rows")
-        self.pre_mean_ = ref.mean(0)
-        self.pre_std_ = _safe_std(ref) if self.pre == 'standardize' else None
-    sim, fit_kw = self.sim, {}
-    if sim.fit is not None:
-        names = inspect.signature(sim.fit).parameters
-        fit_kw = {k: v for k, v in self.sim_kw.items() if k in names}
-        self.stats_ = sim.fit(self._pre(ref), **fit_kw)
-    else: self.stats_ = {}
-    self.fn_kw_ = {k: v for k, v in self.sim_kw.items() if k not in fit_kw}
-    self.anchors_ = self._pre(a)
-    self.__dict__.pop('_kernels', None)    # kernels prepared for earlier anchors
+    self._fit_stats(a, ref)
+    self.anchors_ = _owned(self._pre(a), a0)
+    self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
+    self._kernels = {}    # kernels prepared for these anchors, per dtype and device
     if self.post == 'standardize':
         if ref.shape[0] < 2: raise ValueError("`post='standardize'` needs at least 2 reference rows")
         r = self._project(ref, post=False)
         self.post_mean_, self.post_std_ = r.mean(0), _safe_std(r)
     return self
+
+@patch
+def _fit_stats(self:RelativeProjector, a:torch.Tensor, ref:torch.Tensor):
+    "Fit the statistics of `pre` and of the similarity on the reference rows `ref`."
+    if self.pre in ('center', 'standardize'):
+        if ref.shape[0] < 2 and self.pre == 'standardize':
+            raise ValueError("`pre='standardize'` needs at least 2 reference rows")
+        self.pre_mean_ = ref.mean(0).clone()
+        self.pre_std_ = _safe_std(ref) if self.pre == 'standardize' else None
+    sim, fit_kw, skw = self.sim, {}, self.sim_kw or {}
+    if sim.fit is not None:
+        names = inspect.signature(sim.fit).parameters
+        fit_kw = {k: v for k, v in skw.items() if k in names}
+        self.stats_ = sim.fit(self._pre(ref), **fit_kw)
+    else: self.stats_ = {}
+    self.fn_kw_ = {k: v for k, v in skw.items() if k not in fit_kw}
+
 
 # %% ../nbs/00_core.ipynb #afe604d6
 @patch
@@ -667,15 +641,17 @@ def _project(self:RelativeProjector, t, post:bool=True):
 
 @patch
 def transform(self:RelativeProjector, x):
-    "Relative representation (n, k) of `x` (n, d): same type, device and dtype as `x`."
-    if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: call .fit(anchors) first")
+    "Relative representation (n, k) of `x` (n, d): same type, device and dtype as `x` (numpy for array-likes)."
+    self._check_fitted()
     # with a prepared kernel, NaN/inf in x are found from the row norms or the scores: no extra pass over x
     t, was_numpy = as_tensor(x, 'x', finite=self.sim.prepare is None)
+    self._check_width(t, against='anchors')
     check_same_space(t, self.anchors_, 'x', 'anchors')
     p = self if t.dtype == self.anchors_.dtype else self._cast(t.dtype)
     return to_like(p._project(t), was_numpy)
 
-RelativeProjector.__call__ = RelativeProjector.transform
+@patch
+def __call__(self:RelativeProjector, x): return self.transform(x)
 
 @patch
 def _cast(self:RelativeProjector, dtype) -> RelativeProjector:
@@ -691,25 +667,27 @@ def _cast(self:RelativeProjector, dtype) -> RelativeProjector:
 def to(self:RelativeProjector, device):
     "Move the fitted state to `device` (explicitly; `transform` never moves data)."
     TensorState.to(self, device)
-    self.__dict__.pop('_kernels', None)
+    self._kernels = {}
     self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in getattr(self, 'stats_', {}).items()}
     return self
 
 @patch
 def state_dict(self:RelativeProjector) -> dict:
     "The fitted state and the configuration, as plain tensors and values."
-    if self.anchors_ is None: raise ValueError("this RelativeProjector is not fitted: nothing to save")
+    self._check_fitted()
     if not isinstance(self.similarity, str):
         raise ValueError("only projectors with a registered similarity name can be saved")
-    return dict(config=self.get_params(), tensors=self._tensors(), stats=self.stats_, fn_kw=self.fn_kw_)
+    return dict(config=self.get_params(deep=False), tensors=_fitted_tensors(self), stats=self.stats_, fn_kw=self.fn_kw_)
 
 @patch
 def __getstate__(self:RelativeProjector) -> dict:
     "Pickle without the prepared kernels (closures; rebuilt on first use), e.g. to send a projector to workers."
-    return {k: v for k, v in self.__dict__.items() if k != '_kernels'}
+    return {k: v for k, v in super(RelativeProjector, self).__getstate__().items() if k != '_kernels'}
 
 @patch
-def _load_extra(self:RelativeProjector, sd): self.stats_, self.fn_kw_ = sd['stats'], sd['fn_kw']
+def _load_extra(self:RelativeProjector, sd):
+    self.stats_, self.fn_kw_, self._kernels = dict(sd.get('stats', {})), dict(sd.get('fn_kw', {})), {}
+
 
 # %% ../nbs/00_core.ipynb #3e77ab57
 def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept) or numpy array (numpy returned)
