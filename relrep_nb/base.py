@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import TransformerTags
 
 # %% auto #0
 __all__ = ['VOCABULARY', 'warn_renamed', 'renamed_kwargs', 'check_device', 'save_state', 'load_state', 'Estimator', 'TensorState',
@@ -132,6 +133,13 @@ class Estimator(BaseEstimator):
         super().__init_subclass__(**kw); _REGISTRY[cls.__name__] = cls
 
     def __sklearn_is_fitted__(self) -> bool: return hasattr(self, self._fitted_attr)
+
+    def __sklearn_tags__(self):
+        "scikit-learn's tags: a transformer (outputs in the input's float dtype) when the class has `transform`."
+        tags = super().__sklearn_tags__()
+        if callable(getattr(type(self), 'transform', None)) and tags.transformer_tags is None:
+            tags.transformer_tags = TransformerTags(preserves_dtype=['float64', 'float32'])
+        return tags
 
     def _check_fitted(self):
         "Raise `NotFittedError` unless fitted."

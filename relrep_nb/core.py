@@ -16,10 +16,10 @@ from .base import (Estimator, TensorState, NotFittedError, save_state, load_stat
                             renamed_kwargs, warn_renamed, _fitted_tensors)
 
 # %% auto #0
-__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ANCHOR_METHODS', 'as_tensor', 'to_like', 'check_same_space', 'check_paired',
-           'check_input', 'check_int', 'check_choice', 'torch_threads', 'patch', 'Similarity', 'register_similarity',
-           'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim', 'fit_whitening', 'wip_sim',
-           'chunk_rows', 'RelativeProjector', 'relative_projection']
+__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ANCHOR_METHODS', 'ComplexDataError', 'as_tensor', 'to_like',
+           'check_same_space', 'check_paired', 'check_input', 'check_int', 'check_choice', 'torch_threads', 'patch',
+           'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim',
+           'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #3e2f6a57
 def _all_finite(t:torch.Tensor) -> bool:
@@ -28,6 +28,9 @@ def _all_finite(t:torch.Tensor) -> bool:
     return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
+class ComplexDataError(TypeError, ValueError):
+    "Complex input: a `TypeError` (the package's rule for a wrong kind of value) and a `ValueError` (scikit-learn's)."
+
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
     """Validate `x` (tensor, array or array-like: list, DataFrame) and return `(tensor, was_numpy)`; integer input becomes float32.
 
@@ -49,10 +52,11 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
             warnings.filterwarnings('ignore', message='The given NumPy array is not writable')
             t = torch.from_numpy(np.ascontiguousarray(x))
     else: t = x
-    if t.is_complex(): raise TypeError(f"`{name}` is complex ({t.dtype}): relrep_nb works on real spaces; pass .real or split the parts")
+    if t.is_complex(): raise ComplexDataError(f"`{name}` is complex ({t.dtype}): Complex data not supported; relrep_nb works on real spaces (pass .real or split the parts)")
     if not t.is_floating_point(): t = t.to(torch.get_default_dtype())
     if ndim is not None and t.ndim != ndim:
-        raise ValueError(f"`{name}` must be {ndim}-dimensional, got shape {tuple(t.shape)}")
+        raise ValueError(f"`{name}` must be {ndim}-dimensional, got shape {tuple(t.shape)}" +
+                         (": Reshape your data (`x.reshape(1, -1)` for one sample, `x.reshape(-1, 1)` for one feature)" if ndim == 2 and t.ndim == 1 else ''))
     if finite and t.numel() and not _all_finite(t):
         raise ValueError(f"`{name}` contains NaN or inf ({int((~torch.isfinite(t)).sum())} entries)")
     return t, was_numpy
@@ -490,11 +494,10 @@ class RelativeProjector(TensorState):
                  n_anchors:int|None=None, # None: the rows given to `fit` are the anchors; an int: pick that many of them
                  anchor_method:str='uniform', # how `n_anchors` are picked (`sample_anchors`): "uniform", "stratified" (uses `y`), "fps", "kmeans"
                  seed:int=0, # seed of the anchor choice
-                 sim_kw:dict|None=None, # the similarity's options, e.g. {"shrinkage": 0.1} for "wip"
-                 **kw): # shorthand for `sim_kw` entries: `RelativeProjector('wip', shrinkage=0.1)`
+                 sim_kw:dict|None=None): # the similarity's options, e.g. {"shrinkage": 0.1} for "wip"
         self.similarity, self.pre, self.post, self.memory_budget = similarity, pre, post, memory_budget
         self.n_anchors, self.anchor_method, self.seed = n_anchors, anchor_method, seed
-        self.sim_kw = {**(sim_kw or {}), **kw} if kw else sim_kw
+        self.sim_kw = sim_kw
 
     @property
     def sim(self) -> Similarity: return _resolve_similarity(self.similarity)
@@ -582,7 +585,7 @@ def fit(self:RelativeProjector,
     if anchors is not None:
         if X is not None: raise TypeError("give the anchors once: `fit(X)` (`anchors=` is deprecated)")
         warn_renamed('anchors', 'X', f'{type(self).__name__}.fit'); X = anchors
-    if y is not None and np.ndim(y) == 2:
+    if y is not None and (y.ndim if hasattr(y, 'ndim') else np.asarray(y).ndim) == 2:
         raise TypeError("`fit(X, reference)` is now `fit(X, reference=reference)`: the second argument is `y` (labels)")
     self._check_params()
     a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
@@ -694,10 +697,11 @@ def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept
                         anchors, # (k, d) anchors in the same space as `x`
                         similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable
                         reference=None, # (m, d) set on which statistics are fitted (default: the anchors)
-                        **kw): # `pre`, `post`, `memory_budget` and similarity options (`shrinkage`, `eps`)
+                        **kw): # `pre`, `post`, `memory_budget`, and the similarity's options (`shrinkage`, `eps`) by name
     """Relative representation of `x` with respect to `anchors`: an (n, k) matrix of similarities.
 
     >>> x = torch.tensor([[1., 0.], [0., 2.]]); relative_projection(x, x).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return RelativeProjector(similarity, **kw).fit(anchors, reference=reference).transform(x)
+    own = {k: kw.pop(k) for k in ('pre', 'post', 'memory_budget') if k in kw}
+    return RelativeProjector(similarity, sim_kw=kw or None, **own).fit(anchors, reference=reference).transform(x)

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from .core import RelativeProjector, TensorState, check_int, check_choice, patch
+from .core import RelativeProjector, TensorState, check_int, check_choice, check_input, patch
+from .base import _fitted_tensors, _fitted_plain
 
 # %% auto #0
 __all__ = ['SPACES', 'AGGREGATIONS', 'ProductProjector', 'Aggregation', 'Concat', 'MLPSum', 'SelfAttention', 'MLPSelfAttention',
@@ -36,61 +37,71 @@ class ProductProjector(TensorState):
     >>> g = torch.Generator().manual_seed(0)
     >>> ProductProjector(['cosine', 'l1']).fit(torch.randn(6, 8, generator=g)).transform(torch.randn(50, 8)).shape
     torch.Size([50, 2, 6])
-    >>> ProductProjector(['cosine'], post='standardize').get_params()
-    {'similarities': ['cosine'], 'pre': None, 'post': 'standardize', 'memory_budget': None}
     """
+    _fit_hint = '.fit(X) (the anchors, or samples to pick `n_anchors` from)'
     def __init__(self,
                  similarities:Sequence=SPACES, # similarity names of `SIMILARITIES` (or callables), one per space
                  pre:str|None=None, # passed to every `RelativeProjector`
                  post:str|None=None, # passed to every `RelativeProjector` (None: raw scores; aggregations normalise)
-                 memory_budget:int|None=None): # passed to every `RelativeProjector`
+                 memory_budget:int|None=None, # passed to every `RelativeProjector`
+                 n_anchors:int|None=None, # None: the rows given to `fit` are the anchors; an int: pick that many (shared by every space)
+                 anchor_method:str='uniform', # how `n_anchors` are picked (`sample_anchors`)
+                 seed:int=0): # seed of the anchor choice
         self.similarities, self.pre, self.post, self.memory_budget = similarities, pre, post, memory_budget
-        self._unfitted()  # bad arguments fail here, not at `fit`
+        self.n_anchors, self.anchor_method, self.seed = n_anchors, anchor_method, seed
 
     def _unfitted(self): return _spaces(self.similarities, pre=self.pre, post=self.post, memory_budget=self.memory_budget)
+    def _check_params(self):
+        for p in self._unfitted(): p._check_params()
+        RelativeProjector(n_anchors=self.n_anchors, anchor_method=self.anchor_method, seed=self.seed)._check_params()
     @property
     def names(self) -> list: return [p.sim.name for p in self._unfitted()]
     @property
     def n_spaces(self) -> int: return len(self.names)
-    @property
-    def n_anchors(self) -> int: return self.projectors_[0].n_anchors if hasattr(self, 'projectors_') else 0
 
-    def fit(self, anchors, reference=None):
-        "Fit every space on `anchors` (k, d) (statistics from `reference` when given); return `self`."
-        self.projectors_ = [p.fit(anchors, reference=reference) for p in self._unfitted()]
+    def fit(self, X, # (m, d): the anchors when `n_anchors` is None, else the samples they are picked from
+            y=None, # (m,) labels, used only by `anchor_method="stratified"`
+            *, reference=None): # (r, d) statistics come from here when given, else from the anchors
+        "Fit every space on the same anchors (statistics from `reference` when given); returns `self`."
+        self._check_params()
+        pick = RelativeProjector(n_anchors=self.n_anchors, anchor_method=self.anchor_method, seed=self.seed)
+        a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
+        a = pick._pick_anchors(a0, y)
+        if self.n_anchors is not None: self.anchor_idx_ = pick.anchor_idx_
+        self.projectors_ = [p.fit(a, reference=reference) for p in self._unfitted()]
+        self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
         return self
 
     def transform(self, x):
         "Relative spaces of `x` (n, d), stacked as (n, S, k): same type, device and dtype as `x`."
-        if not hasattr(self, 'projectors_'): raise ValueError("this ProductProjector is not fitted: call .fit(anchors) first")
+        self._check_fitted()
         outs = [p.transform(x) for p in self.projectors_]
         return np.stack(outs, axis=1) if isinstance(outs[0], np.ndarray) else torch.stack(outs, dim=1)
 
-    __call__ = transform
-    def __repr__(self): return f"ProductProjector(similarities={self.names}, n_anchors={self.n_anchors})"
+    def __call__(self, x): return self.transform(x)
+
 
 # %% ../nbs/11_invariances.ipynb #5f82e9da
 @patch
 def state_dict(self:ProductProjector) -> dict:
     "The configuration and every space's fitted state, as plain tensors and values (what `save` writes)."
-    if not hasattr(self, 'projectors_'): raise ValueError("this ProductProjector is not fitted: nothing to save")
-    return dict(config=self.get_params(), tensors={}, spaces=[p.state_dict() for p in self.projectors_])
+    self._check_fitted()
+    return dict(config=self.get_params(deep=False), tensors=_fitted_tensors(self),
+                spaces=[dict(p.state_dict(), fitted=_fitted_plain(p)) for p in self.projectors_])
 
 @patch
 def _load_extra(self:ProductProjector, sd:dict):
     n, spaces = len(self._unfitted()), sd.get('spaces')
     if not isinstance(spaces, list) or len(spaces) != n:
         raise ValueError(f"not a ProductProjector file: expected {n} fitted spaces under 'spaces'")
-    self.projectors_ = [RelativeProjector(**s['config']) for s in spaces]
-    for p, s in zip(self.projectors_, spaces):
-        for k, v in s['tensors'].items(): setattr(p, k, v)
-        p._load_extra(s)
+    self.projectors_ = [RelativeProjector._from_state(s) for s in spaces]
 
 @patch
 def to(self:ProductProjector, device):
     "Move every space's fitted state to `device` (explicitly; `transform` never moves data)."
     for p in getattr(self, 'projectors_', []): p.to(device)
     return self
+
 
 # %% ../nbs/11_invariances.ipynb #5c7f69c5
 class Aggregation(nn.Module):

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from .core import as_tensor, check_same_space, RelativeProjector, relative_projection
+from .core import as_tensor, check_same_space, check_input, RelativeProjector, relative_projection, patch
 
 # %% auto #0
 __all__ = ['RobustProjector', 'robust_projection', 'random_monomial', 'apply_monomial', 'mst_death_times',
@@ -24,45 +24,54 @@ class RobustProjector(RelativeProjector):
     >>> RobustProjector().fit(x[:5]).transform(x).shape
     torch.Size([20, 5])
     """
+    similarity, pre, post, sim_kw = 'cosine', None, None, None   # fixed by the method (not parameters)
     def __init__(self,
                  center:bool=False, # also subtract the feature means: adds invariance to translations x -> x + b
                  rtol:float=1e-6, # a feature with std <= rtol * its RMS over the anchors/reference is constant there: dropped
-                 memory_budget:int|None=None): # bytes of intermediates per chunk (default 512 MiB)
-        if not isinstance(center, (bool, np.bool_)): raise TypeError(f"`center` must be a bool, got {type(center).__name__}")
-        if not (isinstance(rtol, (int, float)) and math.isfinite(rtol) and rtol >= 0):
-            raise ValueError(f"`rtol` must be a finite number >= 0, got {rtol!r}")
-        super().__init__('cosine', memory_budget=memory_budget)
-        self.center, self.rtol = bool(center), float(rtol)
+                 memory_budget:int|None=None, # bytes of intermediates per chunk (default 512 MiB)
+                 n_anchors:int|None=None, # None: the rows given to `fit` are the anchors; an int: pick that many of them
+                 anchor_method:str='uniform', # how `n_anchors` are picked (`sample_anchors`)
+                 seed:int=0): # seed of the anchor choice
+        self.center, self.rtol, self.memory_budget = center, rtol, memory_budget
+        self.n_anchors, self.anchor_method, self.seed = n_anchors, anchor_method, seed
+
+    def _check_params(self):
+        "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
+        if not isinstance(self.center, (bool, np.bool_)): raise TypeError(f"`center` must be a bool, got {type(self.center).__name__}")
+        if isinstance(self.rtol, bool) or not (isinstance(self.rtol, (int, float, np.floating)) and math.isfinite(self.rtol) and self.rtol >= 0):
+            raise ValueError(f"`rtol` must be a finite number >= 0, got {self.rtol!r}")
+        super()._check_params()
 
     def _pre(self, t): return (t - self.mean_) * self.inv_scale_
 
-    def fit(self, anchors, reference=None):
-        "Fit the feature statistics on `reference` (m, d) (default: the anchors (k, d)) and store the scaled anchors."
-        a, _ = as_tensor(anchors, 'anchors')
-        if a.shape[0] == 0: raise ValueError("`anchors` is empty: at least one anchor is needed")
-        ref = a if reference is None else as_tensor(reference, 'reference')[0].to(a.dtype)
-        if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
-        if ref.shape[0] < 2:
-            raise ValueError(f"`{'reference' if reference is not None else 'anchors'}` has {ref.shape[0]} row: the "
-                             f"per-feature spread needs at least 2 rows")
-        std = ref.std(0)
-        keep = std > self.rtol * ref.pow(2).mean(0).sqrt()
-        if not bool(keep.any()):
-            raise ValueError(f"every one of the {ref.shape[1]} features is constant over the anchors/reference: nothing to compare")
-        self.mean_ = ref.mean(0) if self.center else torch.zeros_like(std)
-        safe = torch.where(keep, std, torch.ones_like(std))    # no 1/0 anywhere, so no NaN in the gradient either
-        self.inv_scale_ = torch.where(keep, 1 / safe, torch.zeros_like(std))
-        self.stats_, self.fn_kw_ = {}, {}
-        self.anchors_ = self._pre(a)
-        return self
 
-    def state_dict(self) -> dict:
-        "The fitted state and the configuration, as plain tensors and values."
-        if self.anchors_ is None: raise ValueError("this RobustProjector is not fitted: nothing to save")
-        return dict(config=dict(center=self.center, rtol=self.rtol, memory_budget=self.memory_budget),
-                    tensors=self._tensors(), stats={}, fn_kw={})
+# %% ../nbs/17_robust.ipynb #bd7e8e8c
+@patch
+def fit(self:RobustProjector,
+        X, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
+        y=None, # (m,) labels, used only by `anchor_method="stratified"`
+        *, reference=None): # (r, d) the feature statistics come from here when given, else from the anchors
+    "Fit the feature statistics on `reference` (default: the anchors) and store the scaled anchors; returns `self`."
+    self._check_params()
+    a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
+    a = self._pick_anchors(a0, y)
+    ref = a if reference is None else check_input(reference, 'reference')[0].to(a.dtype)
+    if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
+    if ref.shape[0] < 2:
+        raise ValueError(f"`{'reference' if reference is not None else 'anchors'}` has {ref.shape[0]} row (n_samples=1): "
+                         f"the per-feature spread needs at least 2 rows")
+    std = ref.std(0)
+    keep = std > float(self.rtol) * ref.pow(2).mean(0).sqrt()
+    if not bool(keep.any()):
+        raise ValueError(f"every one of the {ref.shape[1]} features is constant over the anchors/reference: nothing to compare")
+    self.mean_ = ref.mean(0) if self.center else torch.zeros_like(std)
+    safe = torch.where(keep, std, torch.ones_like(std))    # no 1/0 anywhere, so no NaN in the gradient either
+    self.inv_scale_ = torch.where(keep, 1 / safe, torch.zeros_like(std))
+    self.stats_, self.fn_kw_, self._kernels = {}, {}, {}
+    self.anchors_ = self._pre(a)
+    self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
+    return self
 
-    def __repr__(self): return f"RobustProjector(center={self.center}, rtol={self.rtol:g}, n_anchors={self.n_anchors})"
 
 # %% ../nbs/17_robust.ipynb #1ad26ce1
 def robust_projection(x, # (n, d) samples: torch tensor (device and dtype kept) or numpy array (numpy returned)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch
+from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch, check_int, renamed_kwargs
 
 # %% auto #0
 __all__ = ['TRANSLATION_METHODS', 'Translator', 'translate']
@@ -48,40 +48,42 @@ class Translator(TensorState):
     >>> t = Translator('procrustes', std_scale=False).fit(x, x @ q); bool(np.allclose(t.transform(x), x @ q))
     True
     """
+    _fit_hint = '.fit(x, y) (parallel anchors)'
     def __init__(self,
                  method:str='procrustes', # "procrustes" (orthogonal, SVD), "linear" (least squares) or "affine" (with bias)
                  std_scale=True, # True: per-dimension standard scaling; "global": one scale per space; False: none
                  seed:int=0): # kept for a uniform estimator signature: the three methods are deterministic
-        if method not in TRANSLATION_METHODS:
-            raise ValueError(f"unknown translation `method` {method!r}; expected one of {TRANSLATION_METHODS}")
-        if not any(std_scale is v or (isinstance(v, str) and std_scale == v) for v in _STD):
-            raise ValueError(f"`std_scale` must be True, False or 'global', got {std_scale!r}")
         self.method, self.std_scale, self.seed = method, std_scale, seed
-        self.weight_ = None
+
+    def _check_params(self):
+        "Raise a `ValueError` naming the first invalid parameter."
+        if self.method not in TRANSLATION_METHODS:
+            raise ValueError(f"unknown translation `method` {self.method!r}; expected one of {TRANSLATION_METHODS}")
+        if not any(self.std_scale is v or (isinstance(v, str) and self.std_scale == v) for v in _STD):
+            raise ValueError(f"`std_scale` must be True, False or 'global', got {self.std_scale!r}")
+        check_int(self.seed, 'seed')
 
     def _check(self, t, name, width, side):
-        if self.weight_ is None: raise ValueError("this Translator is not fitted: call .fit(x_anchors, y_anchors) first")
+        self._check_fitted()
         if t.shape[1] != width:
             raise ValueError(f"`{name}` has width {t.shape[1]} but the translator was fitted on {side} width {width}")
         check_same_space(t[:, :0], self.weight_[:0, :0], name, 'the fitted translator')
 
     def __call__(self, x): return self.transform(x)
 
-    def state_dict(self) -> dict:
-        "Configuration and fitted tensors."
-        if self.weight_ is None: raise ValueError("this Translator is not fitted: nothing to save")
-        return dict(config=dict(method=self.method, std_scale=self.std_scale, seed=self.seed),
-                    tensors=self._tensors())
-
-    def __repr__(self):
-        shape = '' if self.weight_ is None else f", {self.weight_.shape[0]} -> {self.weight_.shape[1]}"
-        return f"Translator(method={self.method!r}, std_scale={self.std_scale!r}{shape})"
 
 # %% ../nbs/03_translate.ipynb #46110c1c
 @patch
-def fit(self:Translator, x_anchors, y_anchors):
-    "Fit the map on anchors: row t of `x_anchors` (k, dx) corresponds to row t of `y_anchors` (k, dy)."
-    xa, ya, _ = check_paired(x_anchors, y_anchors, 'x_anchors', 'y_anchors', same_width=False, min_rows=0)
+def fit(self:Translator,
+        x=None, # (k, dx) anchors of the source space
+        y=None, # (k, dy) anchors of the target space: row t of `y` is the partner of row t of `x`
+        *, x_anchors=None, y_anchors=None): # deprecated spellings of `x` and `y`
+    "Fit the map on parallel anchors: row t of `x` (k, dx) corresponds to row t of `y` (k, dy); returns `self`."
+    kw = renamed_kwargs('Translator.fit', {k: v for k, v in dict(x_anchors=x_anchors, y_anchors=y_anchors).items() if v is not None},
+                        x_anchors='x', y_anchors='y')
+    x, y = kw.get('x', x), kw.get('y', y)
+    self._check_params()
+    xa, ya, _ = check_paired(x, y, 'x', 'y', same_width=False, min_rows=0)
     k = xa.shape[0]
     if k < 2: raise ValueError(f"at least 2 parallel anchors are needed to fit a translation, got {k}")
     xa, ya = xa.to(torch.float64), ya.to(torch.float64)
@@ -99,15 +101,17 @@ def fit(self:Translator, x_anchors, y_anchors):
         if self.method == 'linear': self.weight_ = _lstsq(xs, ys)
         else:
             sol = _lstsq(torch.cat([xs, torch.ones(k, 1, dtype=xs.dtype, device=xs.device)], 1), ys)
-            self.weight_, self.bias_ = sol[:dx], sol[dx]
+            self.weight_, self.bias_ = sol[:dx].clone(), sol[dx].clone()
+    self.n_features_in_, self.n_features_out_ = dx, dy
     return self
+
 
 # %% ../nbs/03_translate.ipynb #fb84193d
 @patch
 def transform(self:Translator, x):
     "Translate `x` (n, dx) into the target space: (n, dy), same type, dtype and device as `x`."
     t, was_numpy = as_tensor(x, 'x')
-    self._check(t, 'x', self.weight_.shape[0] if self.weight_ is not None else 0, 'source')
+    self._check_fitted(); self._check(t, 'x', self.n_features_in_, 'source')
     p = {k: v.to(t.dtype) for k, v in vars(self).items() if k.endswith('_') and isinstance(v, torch.Tensor)}
     out = (((t - p['x_mean_']) / p['x_scale_']) @ p['weight_'] + p['bias_']) * p['y_scale_'] + p['y_mean_']
     return to_like(out, was_numpy)
@@ -117,7 +121,7 @@ def transform(self:Translator, x):
 def inverse_transform(self:Translator, y):
     "Map `y` (n, dy) back to the source space (procrustes: transpose; linear/affine: square maps only)."
     t, was_numpy = as_tensor(y, 'y')
-    self._check(t, 'y', self.weight_.shape[1] if self.weight_ is not None else 0, 'target')
+    self._check_fitted(); self._check(t, 'y', self.n_features_out_, 'target')
     w = self.weight_
     z = (t.to(torch.float64) - self.y_mean_) / self.y_scale_ - self.bias_
     if self.method == 'procrustes': z = z @ w.T

@@ -28,7 +28,7 @@ def test_collapsed_embeddings_score_chance(n, d, seed):
 def test_float16_between_float64_calls_leaves_state():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(50, 6, generator=g, dtype=torch.float64)
-    p = RelativeProjector('wip', pre='standardize', post='standardize', shrinkage=0.2).fit(x[:20], reference=x)
+    p = RelativeProjector('wip', pre='standardize', post='standardize', sim_kw=dict(shrinkage=0.2)).fit(x[:20], reference=x)
     a = p.transform(x); p.transform(x.half()); b = p.transform(x)
     assert torch.equal(a, b)
 
@@ -85,7 +85,7 @@ def test_malformed_memory_budget_env_named():
 
 def test_numpy_scalars_in_config_round_trip(tmp_path):
     x = torch.randn(30, 4, dtype=torch.float64)
-    p = RelativeProjector('wip', shrinkage=np.float64(0.1)).fit(x[:10], reference=x)
+    p = RelativeProjector('wip', sim_kw=dict(shrinkage=np.float64(0.1))).fit(x[:10], reference=x)
     p.save(tmp_path / 'p.pt')
     q = RelativeProjector.load(tmp_path / 'p.pt')
     assert type(q.sim_kw['shrinkage']) is float and torch.equal(q.transform(x), p.transform(x))
