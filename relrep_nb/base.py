@@ -4,17 +4,35 @@
 
 # %% ../nbs/00a_base.ipynb #ad0c5915
 from __future__ import annotations
-import hashlib, importlib, io, os, stat, struct, warnings
+import hashlib, importlib, inspect, io, os, stat, struct, sys, warnings
 from pathlib import Path
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
-from sklearn.utils import TransformerTags
 
 # %% auto #0
-__all__ = ['VOCABULARY', 'warn_renamed', 'renamed_kwargs', 'check_device', 'save_state', 'load_state', 'Estimator', 'TensorState',
-           'load']
+__all__ = ['VOCABULARY', 'patch', 'warn_renamed', 'renamed_kwargs', 'check_device', 'save_state', 'load_state', 'NotFittedError',
+           'Estimator', 'TensorState', 'load']
+
+# %% ../nbs/00a_base.ipynb #fe702cb1
+def patch(f):
+    """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
+
+    >>> class A: pass
+    >>> @patch
+    ... def twice(self:A, v): return 2 * v
+    >>> A().twice(3), A.twice.__qualname__
+    (6, 'A.twice')
+    """
+    params = list(inspect.signature(f).parameters.values())
+    ann = params[0].annotation if params else inspect.Parameter.empty
+    if isinstance(ann, str):
+        ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
+        ns.update(f.__globals__)
+        ann = eval(ann, ns)
+    if ann is inspect.Parameter.empty or not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
+    f.__qualname__ = f'{ann.__name__}.{f.__name__}'
+    setattr(ann, f.__name__, f)
+    return f
 
 # %% ../nbs/00a_base.ipynb #65ab824a
 VOCABULARY = dict(sides=('x', 'y'), embeddings=('embed_x', 'embed_y'), anchors=('anchors', 'anchor_idx', 'n_anchors'),
@@ -24,14 +42,25 @@ def warn_renamed(old:str, # the name used by earlier versions
                  new:str, # the name to use now
                  owner:str='', # where the name lives, e.g. "PARAM" (for the message)
                  stacklevel:int=3):
-    "Emit the one `DeprecationWarning` of a renamed argument or method, naming the new name."
+    """Emit the one `DeprecationWarning` of a renamed argument or method, naming the new name.
+
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter('always'); warn_renamed('steps', 'n_steps', 'PARAM')
+    >>> str(w[0].message)
+    'PARAM: `steps` is deprecated and will be removed in the next version: use `n_steps`'
+    """
     where = f"{owner}: " if owner else ''
     warnings.warn(f"{where}`{old}` is deprecated and will be removed in the next version: use `{new}`",
                   DeprecationWarning, stacklevel=stacklevel)
 
 # %% ../nbs/00a_base.ipynb #e8a77f3e
 def renamed_kwargs(owner:str, kw:dict, **old_to_new) -> dict:
-    "`kw` with each deprecated keyword `old` moved to its `new` name (with `warn_renamed`); both given is an error."
+    """`kw` with each deprecated keyword `old` moved to its `new` name (with `warn_renamed`); both given is an error.
+
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter('ignore'); renamed_kwargs('PARAM', {'steps': 5}, steps='n_steps')
+    {'n_steps': 5}
+    """
     for old, new in old_to_new.items():
         if old in kw:
             if new in kw: raise TypeError(f"{owner}: got both `{old}` (deprecated) and `{new}`: give only `{new}`")
@@ -41,7 +70,11 @@ def renamed_kwargs(owner:str, kw:dict, **old_to_new) -> dict:
 # %% ../nbs/00a_base.ipynb #42b2f409
 def check_device(device, # None, a string such as "cpu", "cuda", "cuda:1", "mps", or a `torch.device`
                  name:str='device') -> torch.device|None:
-    "The `torch.device` for `device` (None stays None: the inputs' device); a clear `ValueError` if this torch cannot use it."
+    """The `torch.device` for `device` (None stays None: the inputs' device); a clear `ValueError` if this torch cannot use it.
+
+    >>> check_device('cpu')
+    device(type='cpu')
+    """
     if device is None: return None
     try: d = torch.device(device)
     except (RuntimeError, TypeError) as e: raise ValueError(f"`{name}`={device!r} is not a device ({e})") from None
@@ -119,46 +152,122 @@ def load_state(path, kind:str|None=None, map_location='cpu', with_kind:bool=Fals
     return (d['kind'], d['state']) if with_kind else d['state']
 
 # %% ../nbs/00a_base.ipynb #3dab21c9
+class NotFittedError(ValueError, AttributeError):
+    """Raised when an estimator is used before `fit` (scikit-learn's contract: a `ValueError` and an `AttributeError`).
+
+    >>> issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+    True
+    """
+
+_NOT_FITTED = []
+
+def _not_fitted_error(msg:str) -> NotFittedError:
+    "A `NotFittedError` that is also scikit-learn's `NotFittedError` when scikit-learn is installed (imported on first use)."
+    if not _NOT_FITTED:
+        try: base = (NotFittedError, importlib.import_module('sklearn.exceptions').NotFittedError)
+        except ImportError: base = (NotFittedError,)
+        _NOT_FITTED.append(type('NotFittedError', base, {'__module__': __name__}) if len(base) > 1 else NotFittedError)
+    return _NOT_FITTED[0](msg)
+
+# %% ../nbs/00a_base.ipynb #3687196f
 _KNOWN = dict(RelativeProjector='relrep_nb.core', ProductProjector='relrep_nb.product', RobustProjector='relrep_nb.robust',
               Translator='relrep_nb.translate', ASIF='relrep_nb.asif', LearnedGW='relrep_nb.gw', PARAM='relrep_nb.param',
               SubjectRelative='relrep_nb.fmri')
 _REGISTRY = {}
 
-class Estimator(BaseEstimator):
-    "Base of every estimator: scikit-learn's parameter protocol, fitted and width checks, `fit_transform`, one file format."
+class Estimator:
+    """Base of every estimator: scikit-learn's parameter protocol, fitted and width checks, `fit_transform`.
+
+    >>> class Shift(Estimator):
+    ...     def __init__(self, by=1.0): self.by = by
+    >>> Shift(2.0).get_params(), Shift(2.0), Shift()
+    ({'by': 2.0}, Shift(by=2.0), Shift())
+    """
     _fitted_attr = 'n_features_in_' # the attribute whose presence means "fitted"
     _fit_hint = '.fit(x)' # how to fit, for the not-fitted message
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw); _REGISTRY[cls.__name__] = cls
 
-    def __sklearn_is_fitted__(self) -> bool: return hasattr(self, self._fitted_attr)
+    @classmethod
+    def _get_param_names(cls) -> list:
+        "The `__init__` parameters, sorted (as scikit-learn lists them); `*args` is refused, `**kw` ignored."
+        prms = [p for n, p in inspect.signature(cls.__init__).parameters.items() if n != 'self' and p.kind != p.VAR_KEYWORD]
+        if any(p.kind == p.VAR_POSITIONAL for p in prms): raise RuntimeError(f"{cls.__name__}.__init__ must not take *args")
+        return sorted(p.name for p in prms)
 
-    def __sklearn_tags__(self):
-        "scikit-learn's tags: a transformer (outputs in the input's float dtype) when the class has `transform`."
-        tags = super().__sklearn_tags__()
-        if callable(getattr(type(self), 'transform', None)) and tags.transformer_tags is None:
-            tags.transformer_tags = TransformerTags(preserves_dtype=['float64', 'float32'])
-        return tags
+    def __sklearn_is_fitted__(self) -> bool: return hasattr(self, self._fitted_attr)
 
     def _check_fitted(self):
         "Raise `NotFittedError` unless fitted."
         if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call {self._fit_hint} first")
+            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call {self._fit_hint} first")
 
-    def _check_width(self, t, name:str='x', expected:int|None=None, against:str|None=None):
-        "Raise a `ValueError` naming both widths unless `t` has `expected` (default `n_features_in_`) columns."
-        self._check_fitted()
-        n = self.n_features_in_ if expected is None else expected
-        if t.shape[-1] != n:
-            who = 'X' if name == 'x' else f'`{name}`'
-            what = f"`{against}` has width {n}" if against else f"it was fitted on width {n}"
-            raise ValueError(f"{who} has {t.shape[-1]} features, but {type(self).__name__} is expecting {n} features "
-                             f"as input (`{name}` has width {t.shape[-1]} but {what})")
+# %% ../nbs/00a_base.ipynb #2842e19e
+@patch
+def get_params(self:Estimator, deep:bool=True) -> dict:
+    "The `__init__` parameters and their values (with `name__param` entries of estimator-valued ones when `deep`)."
+    out = {}
+    for name in self._get_param_names():
+        v = getattr(self, name)
+        if deep and hasattr(v, 'get_params') and not isinstance(v, type):
+            out.update({f'{name}__{k}': w for k, w in v.get_params().items()})
+        out[name] = v
+    return out
 
-    def fit_transform(self, X, y=None, **fit_params):
-        "`fit(X, y, **fit_params)`, then `transform(X)`."
-        return (self.fit(X, **fit_params) if y is None else self.fit(X, y, **fit_params)).transform(X)
+@patch
+def set_params(self:Estimator, **params) -> Estimator:
+    "Set parameters (`name` or `name__param` for estimator-valued ones); an unknown name is a `ValueError`."
+    valid, nested = self.get_params(deep=True), {}
+    for key, v in params.items():
+        name, sep, sub = key.partition('__')
+        if name not in valid:
+            raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                             f"Valid parameters are: {self._get_param_names()!r}.")
+        if sep: nested.setdefault(name, {})[sub] = v
+        else: setattr(self, name, v); valid[name] = v
+    for name, sub in nested.items(): valid[name].set_params(**sub)
+    return self
+
+# %% ../nbs/00a_base.ipynb #bcbb5f89
+def _same(a, b) -> bool:
+    "Whether a parameter value equals its default (identity, or equal values of one type; arrays by identity only)."
+    if a is b: return True
+    if type(a) is not type(b) or isinstance(a, (np.ndarray, torch.Tensor)): return False
+    try: return bool(a == b)
+    except Exception: return False
+
+@patch
+def __repr__(self:Estimator) -> str:
+    "`Cls(p=v, ...)` with the parameters that differ from their defaults, as scikit-learn prints estimators."
+    defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
+    shown = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items() if not _same(v, defaults.get(k, inspect.Parameter.empty))]
+    return f"{type(self).__name__}({', '.join(shown)})"
+
+@patch
+def __sklearn_tags__(self:Estimator):
+    "scikit-learn's tags (built with its classes when it asks): a transformer keeping the input's float dtype when the class has `transform`."
+    u = importlib.import_module('sklearn.utils')
+    is_tf = callable(getattr(type(self), 'transform', None))
+    return u.Tags(estimator_type=None, target_tags=u.TargetTags(required=False), input_tags=u.InputTags(),
+                  transformer_tags=u.TransformerTags(preserves_dtype=['float64', 'float32']) if is_tf else None)
+
+# %% ../nbs/00a_base.ipynb #5cc88b71
+@patch
+def _check_width(self:Estimator, t, name:str='x', expected:int|None=None, against:str|None=None):
+    "Raise a `ValueError` naming both widths unless `t` has `expected` (default `n_features_in_`) columns."
+    self._check_fitted()
+    n = self.n_features_in_ if expected is None else expected
+    if t.shape[-1] != n:
+        who = 'X' if name == 'x' else f'`{name}`'
+        what = f"`{against}` has width {n}" if against else f"it was fitted on width {n}"
+        raise ValueError(f"{who} has {t.shape[-1]} features, but {type(self).__name__} is expecting {n} features "
+                         f"as input (`{name}` has width {t.shape[-1]} but {what})")
+
+@patch
+def fit_transform(self:Estimator, X, y=None, **fit_params):
+    "`fit(X, y, **fit_params)`, then `transform(X)`."
+    return (self.fit(X, **fit_params) if y is None else self.fit(X, y, **fit_params)).transform(X)
 
 # %% ../nbs/00a_base.ipynb #b3c8fe0c
 def _fitted_tensors(est) -> dict:
@@ -181,7 +290,15 @@ def _validate_loaded(est):
 
 # %% ../nbs/00a_base.ipynb #88beab30
 class TensorState(Estimator):
-    "`Estimator` with the default state: parameters plus every fitted tensor attribute (`*_`), and `save`/`load`/`to`."
+    """`Estimator` with the default state: parameters plus every fitted tensor attribute (`*_`), and `save`/`load`/`to`.
+
+    >>> class Mean(TensorState):
+    ...     def __init__(self, scale=1.0): self.scale = scale
+    ...     def fit(self, x): self.mean_, self.n_features_in_ = torch.as_tensor(x).mean(0) * self.scale, len(x[0]); return self
+    >>> import tempfile, os; f = os.path.join(tempfile.mkdtemp(), 'm.pt'); Mean(2.0).fit([[1., 3.]]).save(f)
+    >>> Mean.load(f).mean_.tolist(), Mean.load(f).n_features_in_
+    ([2.0, 6.0], 2)
+    """
     def state_dict(self) -> dict:
         "Configuration and fitted tensors (subclasses add non-tensor fitted state and restore it in `_load_extra`)."
         self._check_fitted()
@@ -226,7 +343,13 @@ class TensorState(Estimator):
 def load(path, # a file written by any estimator's `save`
          map_location='cpu', # where the loaded tensors go
         ):
-    "Load any estimator file of the package and return an object of the class that wrote it (no code from the file runs)."
+    """Load any estimator file of the package and return an object of the class that wrote it (no code from the file runs).
+
+    >>> import tempfile, os; from relrep_nb.core import RelativeProjector
+    >>> f = os.path.join(tempfile.mkdtemp(), 'p.pt'); RelativeProjector('euclidean').fit(np.eye(3)).save(f)
+    >>> load(f)
+    RelativeProjector(similarity='euclidean')
+    """
     kind, sd = load_state(path, None, map_location, with_kind=True)
     if kind not in _REGISTRY and kind in _KNOWN: importlib.import_module(_KNOWN[kind])
     cls = _REGISTRY.get(kind)

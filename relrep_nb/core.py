@@ -13,13 +13,13 @@ import torch
 import torch.nn.functional as F
 import scipy.sparse
 from .base import (Estimator, TensorState, NotFittedError, save_state, load_state, check_device,
-                            renamed_kwargs, warn_renamed, _fitted_tensors)
+                            renamed_kwargs, warn_renamed, patch, _fitted_tensors)
 
 # %% auto #0
-__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ANCHOR_METHODS', 'ComplexDataError', 'as_tensor', 'to_like',
-           'check_same_space', 'check_paired', 'check_input', 'check_int', 'check_choice', 'torch_threads', 'patch',
-           'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim',
-           'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
+__all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ComplexDataError', 'as_tensor', 'to_like', 'check_same_space',
+           'check_paired', 'check_samples', 'check_int', 'check_choice', 'torch_threads', 'Similarity',
+           'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim',
+           'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #3e2f6a57
 def _all_finite(t:torch.Tensor) -> bool:
@@ -29,7 +29,11 @@ def _all_finite(t:torch.Tensor) -> bool:
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
 class ComplexDataError(TypeError, ValueError):
-    "Complex input: a `TypeError` (the package's rule for a wrong kind of value) and a `ValueError` (scikit-learn's)."
+    """Complex input: a `TypeError` (the package's rule for a wrong kind of value) and a `ValueError` (scikit-learn's).
+
+    >>> issubclass(ComplexDataError, TypeError) and issubclass(ComplexDataError, ValueError)
+    True
+    """
 
 def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch.Tensor, bool]:
     """Validate `x` (tensor, array or array-like: list, DataFrame) and return `(tensor, was_numpy)`; integer input becomes float32.
@@ -111,14 +115,14 @@ def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are 
     return tx.to(dt), ty.to(dt), was_numpy
 
 # %% ../nbs/00_core.ipynb #007fe863
-def check_input(x, # a tensor, an array or an array-like (list, DataFrame)
+def check_samples(x, # a tensor, an array or an array-like (list, DataFrame)
                 name:str='x', # the argument's name, used in the messages
                 min_rows:int=1, # fewest rows accepted
                 finite:bool=True, # refuse NaN/inf
                ) -> tuple[torch.Tensor, bool]:
     """`as_tensor(x, name)` for a 2-d estimator input with at least `min_rows` rows and one feature.
 
-    >>> check_input([[1, 2], [3, 4]])[0].shape
+    >>> check_samples([[1, 2], [3, 4]])[0].shape
     torch.Size([2, 2])
     """
     t, was_numpy = as_tensor(x, name, finite=finite)
@@ -184,28 +188,6 @@ def torch_threads(n:int|None): # threads inside the block (torch and BLAS); None
         else:
             with threadpool_limits(limits=n): yield
     finally: torch.set_num_threads(before)
-
-# %% ../nbs/00_core.ipynb #01bf7f51
-def patch(f):
-    """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
-
-    >>> class A: pass
-    >>> @patch
-    ... def twice(self:A, v): return 2 * v
-    >>> A().twice(3), A.twice.__qualname__
-    (6, 'A.twice')
-    """
-    params = list(inspect.signature(f).parameters.values())
-    ann = params[0].annotation if params else inspect.Parameter.empty
-    if isinstance(ann, str):
-        import sys
-        ns = dict(vars(sys.modules[f.__module__])) if f.__module__ in sys.modules else {}
-        ns.update(f.__globals__)
-        ann = eval(ann, ns)
-    if ann is inspect.Parameter.empty or not isinstance(ann, type): raise TypeError(f"patch: annotate the first parameter of {f.__name__} with a class")
-    f.__qualname__ = f'{ann.__name__}.{f.__name__}'
-    setattr(ann, f.__name__, f)
-    return f
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass
@@ -456,7 +438,7 @@ def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
 # %% ../nbs/00_core.ipynb #12957e9b
 _PRE = (None, 'center', 'standardize', 'l2')
 _POST = (None, 'l2', 'layernorm', 'standardize')
-ANCHOR_METHODS = ('uniform', 'stratified', 'fps', 'kmeans')
+_ANCHOR_METHODS = ('uniform', 'stratified', 'fps', 'kmeans')
 
 def _resolve_similarity(similarity) -> Similarity:
     if isinstance(similarity, Similarity): return similarity
@@ -508,7 +490,7 @@ class RelativeProjector(TensorState):
         check_choice(self.pre, 'pre', _PRE); check_choice(self.post, 'post', _POST)
         if self.memory_budget is not None: check_int(self.memory_budget, 'memory_budget', min=1)
         if self.n_anchors is not None: check_int(self.n_anchors, 'n_anchors', min=1)
-        check_choice(self.anchor_method, 'anchor_method', ANCHOR_METHODS); check_int(self.seed, 'seed')
+        check_choice(self.anchor_method, 'anchor_method', _ANCHOR_METHODS); check_int(self.seed, 'seed')
         if self.sim_kw is not None and not isinstance(self.sim_kw, dict):
             raise TypeError(f"`sim_kw` must be a dict of the similarity's options or None, got {type(self.sim_kw).__name__}")
         unknown = sorted(set(self.sim_kw or {}) - _accepted_kw(sim))
@@ -562,6 +544,7 @@ def _owned(t:torch.Tensor, src:torch.Tensor) -> torch.Tensor:
     shares = t.untyped_storage().data_ptr() == src.untyped_storage().data_ptr()
     return t.detach().clone() if shares or t.untyped_storage().nbytes() > t.numel() * t.element_size() else t.detach()
 
+
 @patch
 def _pick_anchors(self:RelativeProjector, a:torch.Tensor, y) -> torch.Tensor:
     "The anchors: every row of `a` when `n_anchors` is None, else `n_anchors` rows chosen by `sample_anchors` (indices in `anchor_idx_`)."
@@ -574,34 +557,8 @@ def _pick_anchors(self:RelativeProjector, a:torch.Tensor, y) -> torch.Tensor:
     self.anchor_idx_ = idx.cpu()
     return a[idx]
 
-@patch
-def fit(self:RelativeProjector,
-        X, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
-        y=None, # (m,) labels, used only by `anchor_method="stratified"`
-        *, reference=None, # (r, d) statistics come from here when given, else from the anchors
-        anchors=None, # deprecated spelling of `X`
-       ) -> RelativeProjector:
-    "Fit the anchors (and the statistics of `pre`/`post`/the similarity) on `X`; returns `self`."
-    if anchors is not None:
-        if X is not None: raise TypeError("give the anchors once: `fit(X)` (`anchors=` is deprecated)")
-        warn_renamed('anchors', 'X', f'{type(self).__name__}.fit'); X = anchors
-    if y is not None and (y.ndim if hasattr(y, 'ndim') else np.asarray(y).ndim) == 2:
-        raise TypeError("`fit(X, reference)` is now `fit(X, reference=reference)`: the second argument is `y` (labels)")
-    self._check_params()
-    a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
-    a = self._pick_anchors(a0, y)
-    ref = a if reference is None else check_input(reference, 'reference')[0].to(a.dtype)
-    if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
-    self._fit_stats(a, ref)
-    self.anchors_ = _owned(self._pre(a), a0)
-    self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
-    self._kernels = {}    # kernels prepared for these anchors, per dtype and device
-    if self.post == 'standardize':
-        if ref.shape[0] < 2: raise ValueError("`post='standardize'` needs at least 2 reference rows")
-        r = self._project(ref, post=False)
-        self.post_mean_, self.post_std_ = r.mean(0), _safe_std(r)
-    return self
 
+# %% ../nbs/00_core.ipynb #2ce331f7
 @patch
 def _fit_stats(self:RelativeProjector, a:torch.Tensor, ref:torch.Tensor):
     "Fit the statistics of `pre` and of the similarity on the reference rows `ref`."
@@ -617,6 +574,36 @@ def _fit_stats(self:RelativeProjector, a:torch.Tensor, ref:torch.Tensor):
         self.stats_ = sim.fit(self._pre(ref), **fit_kw)
     else: self.stats_ = {}
     self.fn_kw_ = {k: v for k, v in skw.items() if k not in fit_kw}
+
+
+# %% ../nbs/00_core.ipynb #aeb3d385
+@patch
+def fit(self:RelativeProjector,
+        X, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
+        y=None, # (m,) labels, used only by `anchor_method="stratified"`
+        *, reference=None, # (r, d) statistics come from here when given, else from the anchors
+        anchors=None, # deprecated spelling of `X`
+       ) -> RelativeProjector:
+    "Fit the anchors (and the statistics of `pre`/`post`/the similarity) on `X`; returns `self`."
+    if anchors is not None:
+        if X is not None: raise TypeError("give the anchors once: `fit(X)` (`anchors=` is deprecated)")
+        warn_renamed('anchors', 'X', f'{type(self).__name__}.fit'); X = anchors
+    if y is not None and (y.ndim if hasattr(y, 'ndim') else np.asarray(y).ndim) == 2:
+        raise TypeError("`fit(X, reference)` is now `fit(X, reference=reference)`: the second argument is `y` (labels)")
+    self._check_params()
+    a0, _ = check_samples(X, 'X' if self.n_anchors is not None else 'anchors')
+    a = self._pick_anchors(a0, y)
+    ref = a if reference is None else check_samples(reference, 'reference')[0].to(a.dtype)
+    if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
+    self._fit_stats(a, ref)
+    self.anchors_ = _owned(self._pre(a), a0)
+    self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
+    self._kernels = {}    # kernels prepared for these anchors, per dtype and device
+    if self.post == 'standardize':
+        if ref.shape[0] < 2: raise ValueError("`post='standardize'` needs at least 2 reference rows")
+        r = self._project(ref, post=False)
+        self.post_mean_, self.post_std_ = r.mean(0), _safe_std(r)
+    return self
 
 
 # %% ../nbs/00_core.ipynb #afe604d6
@@ -642,6 +629,8 @@ def _project(self:RelativeProjector, t, post:bool=True):
         elif s is not oc: oc.copy_(s)
     return out
 
+
+# %% ../nbs/00_core.ipynb #174ced6a
 @patch
 def transform(self:RelativeProjector, x):
     "Relative representation (n, k) of `x` (n, d): same type, device and dtype as `x` (numpy for array-likes)."

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from .core import RelativeProjector, TensorState, check_int, check_choice, check_input, patch
+from .core import RelativeProjector, TensorState, check_int, check_choice, check_samples, patch
 from .base import _fitted_tensors, _fitted_plain
 
 # %% auto #0
@@ -59,19 +59,6 @@ class ProductProjector(TensorState):
     @property
     def n_spaces(self) -> int: return len(self.names)
 
-    def fit(self, X, # (m, d): the anchors when `n_anchors` is None, else the samples they are picked from
-            y=None, # (m,) labels, used only by `anchor_method="stratified"`
-            *, reference=None): # (r, d) statistics come from here when given, else from the anchors
-        "Fit every space on the same anchors (statistics from `reference` when given); returns `self`."
-        self._check_params()
-        pick = RelativeProjector(n_anchors=self.n_anchors, anchor_method=self.anchor_method, seed=self.seed)
-        a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
-        a = pick._pick_anchors(a0, y)
-        if self.n_anchors is not None: self.anchor_idx_ = pick.anchor_idx_
-        self.projectors_ = [p.fit(a, reference=reference) for p in self._unfitted()]
-        self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
-        return self
-
     def transform(self, x):
         "Relative spaces of `x` (n, d), stacked as (n, S, k): same type, device and dtype as `x`."
         self._check_fitted()
@@ -79,6 +66,22 @@ class ProductProjector(TensorState):
         return np.stack(outs, axis=1) if isinstance(outs[0], np.ndarray) else torch.stack(outs, dim=1)
 
     def __call__(self, x): return self.transform(x)
+
+
+# %% ../nbs/11_invariances.ipynb #06b88214
+@patch
+def fit(self:ProductProjector, X, # (m, d): the anchors when `n_anchors` is None, else the samples they are picked from
+        y=None, # (m,) labels, used only by `anchor_method="stratified"`
+        *, reference=None): # (r, d) statistics come from here when given, else from the anchors
+    "Fit every space on the same anchors (statistics from `reference` when given); returns `self`."
+    self._check_params()
+    pick = RelativeProjector(n_anchors=self.n_anchors, anchor_method=self.anchor_method, seed=self.seed)
+    a0, _ = check_samples(X, 'X' if self.n_anchors is not None else 'anchors')
+    a = pick._pick_anchors(a0, y)
+    if self.n_anchors is not None: self.anchor_idx_ = pick.anchor_idx_
+    self.projectors_ = [p.fit(a, reference=reference) for p in self._unfitted()]
+    self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
+    return self
 
 
 # %% ../nbs/11_invariances.ipynb #5f82e9da

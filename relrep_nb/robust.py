@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from .core import as_tensor, check_same_space, check_input, RelativeProjector, relative_projection, patch
+from .core import as_tensor, check_same_space, check_samples, RelativeProjector, relative_projection, patch
 
 # %% auto #0
 __all__ = ['RobustProjector', 'robust_projection', 'random_monomial', 'apply_monomial', 'mst_death_times',
@@ -53,9 +53,9 @@ def fit(self:RobustProjector,
         *, reference=None): # (r, d) the feature statistics come from here when given, else from the anchors
     "Fit the feature statistics on `reference` (default: the anchors) and store the scaled anchors; returns `self`."
     self._check_params()
-    a0, _ = check_input(X, 'X' if self.n_anchors is not None else 'anchors')
+    a0, _ = check_samples(X, 'X' if self.n_anchors is not None else 'anchors')
     a = self._pick_anchors(a0, y)
-    ref = a if reference is None else check_input(reference, 'reference')[0].to(a.dtype)
+    ref = a if reference is None else check_samples(reference, 'reference')[0].to(a.dtype)
     if reference is not None: check_same_space(ref, a, 'reference', 'anchors')
     if ref.shape[0] < 2:
         raise ValueError(f"`{'reference' if reference is not None else 'anchors'}` has {ref.shape[0]} row (n_samples=1): "

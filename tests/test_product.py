@@ -29,13 +29,14 @@ def test_fit_returns_self(data):
 def test_get_params_lists_exactly_init_parameters():
     params = [p for p in inspect.signature(ProductProjector.__init__).parameters if p != 'self']
     pp = ProductProjector(['cosine', 'linf'], post='layernorm', memory_budget=1 << 20)
-    assert list(pp.get_params()) == params
-    assert pp.get_params() == dict(similarities=['cosine', 'linf'], pre=None, post='layernorm', memory_budget=1 << 20)
+    assert sorted(pp.get_params()) == sorted(params)
+    assert pp.get_params() == dict(similarities=['cosine', 'linf'], pre=None, post='layernorm', memory_budget=1 << 20,
+                                   n_anchors=None, anchor_method='uniform', seed=0)
     assert ProductProjector(**pp.get_params()).names == pp.names
 
 def test_init_stores_parameters_only():
     pp = ProductProjector()
-    assert set(vars(pp)) == {'similarities', 'pre', 'post', 'memory_budget'}
+    assert set(vars(pp)) == {'similarities', 'pre', 'post', 'memory_budget', 'n_anchors', 'anchor_method', 'seed'}
     assert not any(k.endswith('_') for k in vars(pp))
 
 def test_unfitted_and_foreign_files(tmp_path, data):
