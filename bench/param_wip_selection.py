@@ -19,8 +19,8 @@ def main(argv=None):
     with torch_threads(a.threads):
         ttr, _, tytr, _, _ = text_features()
         vtr, _, vytr, _ = vision_features(variants=(0, 1, 2))
-        sel = {'text': select_hparams(ttr, tytr, steps=150),
-               'vision': select_hparams({e: f for e, f in vtr.items() if e not in APART}, vytr, steps=150)}
+        sel = {'text': select_hparams(ttr, tytr, n_steps=150),
+               'vision': select_hparams({e: f for e, f in vtr.items() if e not in APART}, vytr, n_steps=150)}
     out = {'grid': SELECTION_GRID, 'seconds': round(time.time() - t0, 1), 'chosen': chosen_hparams(sel),
            'tables': {k: v.to_dict(orient='records') for k, v in sel.items()}}
     Path(a.json).write_text(json.dumps(out, indent=2))

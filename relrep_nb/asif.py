@@ -7,7 +7,8 @@ from __future__ import annotations
 import math, warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, patch
+from .core import (as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, _owned, patch,
+                            renamed_kwargs, warn_renamed)
 
 # %% auto #0
 __all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
@@ -171,8 +172,9 @@ ASIF_SIMILARITIES = ('cosine', 'inner')
 
 class ASIF(TensorState):
     "Cross-modal model from paired anchors: sparse top-`k`, power-`p` relative vectors compared across modalities.\n\n    >>> rng = np.random.default_rng(0); A, B = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))\n    >>> m = ASIF(k=5, p=4).fit(A, B)\n    >>> m.predict(A[:3] + 0.01, B[:3]).tolist()\n    [0, 1, 2]"
+    _fitted_attr, _fit_hint = 'ids_', '.fit(x, y) (the paired anchors)'
     def __init__(self,
-                 k:int=800, # similarities kept per query (top-k over the anchors of its modality)
+                 k:int=800, # similarities kept per query (top-k over the anchors of its modality; at most the number of pairs)
                  p:float=8., # exponent applied to the kept similarities before renormalising
                  similarity:str='cosine', # "cosine" or "inner" (inner product), within each modality
                  index:str='exact', # "exact" (blocked search), "faiss-flat" (exact, FAISS) or "faiss-ivf" (approximate)
@@ -195,33 +197,34 @@ class ASIF(TensorState):
         _check_k(self.nprobe, name='nprobe')
 
     @property
-    def n_anchors(self) -> int: return 0 if getattr(self, 'ids_', None) is None else int(self.ids_.shape[0])
-
-    def __repr__(self):
-        return (f"ASIF(k={self.k}, p={self.p}, similarity={self.similarity!r}, index={self.index!r}, "
-                f"n_anchors={self.n_anchors})")
+    def n_anchors(self) -> int: return int(self.ids_.shape[0]) if hasattr(self, 'ids_') else 0
 
 # %% ../nbs/13_asif.ipynb #4e0fc634
-def _check_ids(ids, n:int, device, start:int=0) -> torch.Tensor:
-    "Validate pair ids: n distinct integers (default `start, start+1, ...`)."
+def _check_ids(ids, n:int|None, device, start:int=0) -> torch.Tensor:
+    "Validated pair ids, a new int64 tensor: `n` distinct integers (any number when `n` is None; default `start, start+1, ...`)."
     if ids is None: return torch.arange(start, start + n, device=device)
-    t = torch.as_tensor(np.asarray(ids) if not isinstance(ids, torch.Tensor) else ids)
-    if t.ndim != 1 or t.shape[0] != n:
-        raise ValueError(f"`ids` must be a 1-d sequence of {n} integers (one per pair), got shape {tuple(t.shape)}")
-    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
-        raise TypeError(f"`ids` must be integers, got dtype {t.dtype}")
-    t = t.to(torch.long).to(device)
+    a = ids if isinstance(ids, torch.Tensor) else np.asarray(ids)
+    if a.ndim != 1 or (n is not None and a.shape[0] != n):
+        raise ValueError(f"`ids` must be a 1-d sequence of {'' if n is None else n} integers (one per pair), got shape {tuple(a.shape)}")
+    if isinstance(a, torch.Tensor): ok = not (a.is_floating_point() or a.is_complex() or a.dtype == torch.bool)
+    else: ok = a.dtype.kind in 'iu' or a.size == 0
+    if not ok:
+        what = 'strings' if isinstance(a, np.ndarray) and a.dtype.kind in 'USO' else f'dtype {a.dtype}'
+        raise TypeError(f"`ids` must be integers, got {what}: pair ids are ints (keep other labels in a list indexed by id)")
+    t = (a.detach().clone() if isinstance(a, torch.Tensor) else torch.from_numpy(a.astype(np.int64))).to(device, torch.long)
     u, c = t.unique(return_counts=True)
     if (c > 1).any(): raise ValueError(f"`ids` contains duplicates: {u[c > 1][:5].tolist()}")
     return t
 
+def _given(**kw) -> dict: return {k: v for k, v in kw.items() if v is not None}
+
 @patch
-def _pairs(self:ASIF, anchors_a, anchors_b, ids, start:int=0):
-    "Validated, prepared anchor pairs and ids."
+def _pairs(self:ASIF, x, y, ids, start:int=0):
+    "Validated, prepared anchor pairs (copies the model owns) and ids."
     self._check_params()
-    ta, tb, _ = check_paired(anchors_a, anchors_b, 'anchors_a', 'anchors_b', same_width=False)
-    tid = _check_ids(ids, ta.shape[0], ta.device, start)
-    return self._prep(ta), self._prep(tb), tid
+    tx, ty, _ = check_paired(x, y, 'x', 'y', same_width=False)
+    tid = _check_ids(ids, tx.shape[0], tx.device, start)
+    return _owned(self._prep(tx), tx), _owned(self._prep(ty), ty), tid
 
 @patch
 def _prep(self:ASIF, t:torch.Tensor) -> torch.Tensor:
@@ -229,28 +232,39 @@ def _prep(self:ASIF, t:torch.Tensor) -> torch.Tensor:
 
 # %% ../nbs/13_asif.ipynb #b7ec56db
 @patch
-def fit(self:ASIF, anchors_a, # (K, d_a) anchors of modality A (e.g. images through an image encoder)
-        anchors_b, # (K, d_b) anchors of modality B: row j is the partner of row j of `anchors_a`
+def fit(self:ASIF, x=None, # (K, d_x) anchors of the first modality (e.g. images through an image encoder)
+        y=None, # (K, d_y) anchors of the second modality: row j is the partner of row j of `x`
         ids=None, # K distinct integer ids of the pairs (default 0..K-1)
+        *, anchors_a=None, anchors_b=None, # deprecated spellings of `x` and `y`
        ):
-    "Store the anchor pairs (normalised for cosine): the whole of ASIF's 'training'."
-    a, b, tid = self._pairs(anchors_a, anchors_b, ids)
-    _check_k(self.k, a.shape[0])
+    "Store the anchor pairs (normalised for cosine), the whole of ASIF's 'training'; `k` is capped at the number of pairs."
+    kw = renamed_kwargs('ASIF.fit', _given(x=x, y=y, anchors_a=anchors_a, anchors_b=anchors_b), anchors_a='x', anchors_b='y')
+    if not {'x', 'y'} <= set(kw): raise TypeError("ASIF.fit needs the paired anchors: fit(x, y)")
+    a, b, tid = self._pairs(kw['x'], kw['y'], ids)
+    K = a.shape[0]
+    if self.k > K:
+        warnings.warn(f"ASIF: k={self.k} is larger than the {K} anchor pairs given to fit: this fit keeps all {K} "
+                      f"similarities per query (k_={K})", UserWarning, stacklevel=2)
     self.anchors_a_, self.anchors_b_, self.ids_ = a, b, tid
+    self.k_, self.n_features_in_ = min(int(self.k), K), int(a.shape[1])
     self._index = {}
     return self
 
+# %% ../nbs/13_asif.ipynb #b7ec56e0
 @patch
-def add(self:ASIF, anchors_a, # (n, d_a) new anchors of modality A
-        anchors_b, # (n, d_b) their partners in modality B
+def add(self:ASIF, x=None, # (n, d_x) new anchors of the first modality
+        y=None, # (n, d_y) their partners in the second modality
         ids=None, # n new integer ids, distinct from the current ones (default: continue after the largest id)
+        *, anchors_a=None, anchors_b=None, # deprecated spellings of `x` and `y`
        ):
-    "Add anchor pairs to a fitted model (nothing else changes)."
+    "Add anchor pairs to a fitted model (nothing else changes: `k_` stays the one of `fit`)."
+    kw = renamed_kwargs('ASIF.add', _given(x=x, y=y, anchors_a=anchors_a, anchors_b=anchors_b), anchors_a='x', anchors_b='y')
+    if not {'x', 'y'} <= set(kw): raise TypeError("ASIF.add needs the new anchor pairs: add(x, y)")
     self._check_fitted()
     start = int(self.ids_.max()) + 1 if self.n_anchors else 0
-    a, b, tid = self._pairs(anchors_a, anchors_b, ids, start)
-    for new, old, nm in ((a, self.anchors_a_, 'anchors_a'), (b, self.anchors_b_, 'anchors_b')):
-        if new.shape[1] != old.shape[1]: raise ValueError(f"`{nm}` has width {new.shape[1]}, the model's is {old.shape[1]}")
+    a, b, tid = self._pairs(kw['x'], kw['y'], ids, start)
+    for new, old, nm in ((a, self.anchors_a_, 'x'), (b, self.anchors_b_, 'y')):
+        self._check_width(new, nm, expected=old.shape[1])
         if new.device != old.device: raise ValueError(f"`{nm}` is on {new.device}, the model on {old.device}")
     clash = tid[torch.isin(tid, self.ids_)]
     if clash.numel(): raise ValueError(f"`ids` {clash[:5].tolist()} are already anchors of this model: remove them first")
@@ -264,19 +278,16 @@ def add(self:ASIF, anchors_a, # (n, d_a) new anchors of modality A
 def remove(self:ASIF, ids): # integer ids of pairs of this model
     "Remove anchor pairs by id; the remaining pairs keep their order, so add-then-remove restores the model exactly."
     self._check_fitted()
-    t = _check_ids(ids, len(ids), self.ids_.device)
+    t = _check_ids(ids, None, self.ids_.device)
     unknown = t[~torch.isin(t, self.ids_)]
     if unknown.numel(): raise ValueError(f"`ids` {unknown[:5].tolist()} are not anchors of this model")
     keep = ~torch.isin(self.ids_, t)
-    if int(keep.sum()) < self.k:
-        raise ValueError(f"removing {t.numel()} pairs would leave {int(keep.sum())} anchors, fewer than k={self.k}")
+    if int(keep.sum()) < self.k_:
+        raise ValueError(f"removing {t.numel()} pairs would leave {int(keep.sum())} anchors, fewer than k_={self.k_} "
+                         f"(the similarities kept per query)")
     self.anchors_a_, self.anchors_b_, self.ids_ = self.anchors_a_[keep], self.anchors_b_[keep], self.ids_[keep]
     self._index = {}
     return self
-
-@patch
-def _check_fitted(self:ASIF):
-    if getattr(self, 'ids_', None) is None: raise ValueError("this ASIF is not fitted: call .fit(anchors_a, anchors_b) first")
 
 # %% ../nbs/13_asif.ipynb #c58256fb
 def _import_faiss():
@@ -288,7 +299,7 @@ def _import_faiss():
 
 @patch
 def _faiss_index(self:ASIF, side:str):
-    "The FAISS index over the anchors of `side` ('a' or 'b'), built once per anchor set."
+    "The FAISS index over the anchors of `side` ('a': of `x`, 'b': of `y`), built once per anchor set."
     if side in self._index: return self._index[side]
     faiss = _import_faiss()
     A = getattr(self, f'anchors_{side}_')
@@ -309,20 +320,19 @@ def _faiss_index(self:ASIF, side:str):
 # %% ../nbs/13_asif.ipynb #c565d7b8
 @patch
 def _topk(self:ASIF, x, side:str, name:str):
-    "Validated query tensor (cast to the anchors' dtype) and its top-k (values, anchor rows) against `side`."
+    "Validated query tensor (cast to the anchors' dtype) and its top-`k_` (values, anchor rows) against `side` ('a' or 'b')."
     self._check_fitted(); self._check_params()
     A = getattr(self, f'anchors_{side}_')
     t, was_numpy = as_tensor(x, name, finite=False)   # checked block by block below
-    if t.shape[1] != A.shape[1]:
-        raise ValueError(f"`{name}` has width {t.shape[1]} but the anchors of modality {side.upper()} have width {A.shape[1]}")
+    self._check_width(t, name, expected=None if side == 'a' else A.shape[1])
     if t.device != A.device: raise ValueError(f"`{name}` is on {t.device} but the model on {A.device}: use .to(device)")
-    _check_k(self.k, A.shape[0])
+    _check_k(self.k_, A.shape[0], 'k_')
     q = self._prep(t.to(A.dtype))
-    if self.index == 'exact': v, i = topk_inner(q, A, self.k, self.memory_budget, check_anchors=False)   # checked by fit/add
+    if self.index == 'exact': v, i = topk_inner(q, A, self.k_, self.memory_budget, check_anchors=False)   # checked by fit/add
     else:
         _check_finite(q, name, 4096)
         if q.device.type != 'cpu': raise ValueError(f"index={self.index!r} runs on CPU; `{name}` is on {q.device}")
-        D, I = self._faiss_index(side).search(np.ascontiguousarray(q.detach().numpy(), dtype=np.float32), self.k)
+        D, I = self._faiss_index(side).search(np.ascontiguousarray(q.detach().numpy(), dtype=np.float32), self.k_)
         v, i = torch.from_numpy(D).to(A.dtype), torch.from_numpy(I).long()
         v = torch.where(i >= 0, v, torch.zeros((), dtype=v.dtype))      # not found (IVF): weight 0, dropped
     return v, i, was_numpy
@@ -333,15 +343,37 @@ def _encode(self:ASIF, x, side:str, name:str, as_numpy:bool|None=None):
     w = sparse_weights(v, self.p, self.negative)
     return _to_csr(w, i, self.n_anchors, was_numpy if as_numpy is None else as_numpy)
 
+# %% ../nbs/13_asif.ipynb #c565d7b9
 @patch
-def encode_a(self:ASIF, x): # (n, d_a) queries of modality A
-    "Sparse (n, K) relative vectors of modality-A inputs: CSR, k entries per row, unit norm (scipy for numpy input)."
+def embed_x(self:ASIF, x): # (n, d_x) queries of the first modality
+    "Sparse (n, K) relative vectors of first-modality inputs: CSR, `k_` entries per row, unit norm (scipy for numpy input)."
     return self._encode(x, 'a', 'x')
 
 @patch
-def encode_b(self:ASIF, y): # (m, d_b) queries of modality B
-    "Sparse (m, K) relative vectors of modality-B inputs (see `encode_a`)."
+def embed_y(self:ASIF, y): # (m, d_y) queries of the second modality
+    "Sparse (m, K) relative vectors of second-modality inputs, in the coordinates of `embed_x` (one per anchor pair)."
     return self._encode(y, 'b', 'y')
+
+# %% ../nbs/13_asif.ipynb #c565d7ba
+@patch
+def encode_a(self:ASIF, x):
+    "Deprecated name of `embed_x`."
+    warn_renamed('encode_a', 'embed_x', 'ASIF'); return self.embed_x(x)
+
+@patch
+def encode_b(self:ASIF, y):
+    "Deprecated name of `embed_y`."
+    warn_renamed('encode_b', 'embed_y', 'ASIF'); return self.embed_y(y)
+
+# %% ../nbs/13_asif.ipynb #c565d7bb
+@patch
+def fit_transform(self:ASIF, x, # (K, d_x) anchors of the first modality
+                  y, # (K, d_y) their partners
+                  ids=None, # K distinct integer ids of the pairs (default 0..K-1)
+                 ) -> tuple: # (embed_x(x), embed_y(y)): the anchors' own relative vectors
+    "`fit(x, y, ids)`, then the relative vectors of the anchors of both modalities."
+    self.fit(x, y, ids)
+    return self.embed_x(x), self.embed_y(y)
 
 # %% ../nbs/13_asif.ipynb #0e952e44
 def _dense_rows(w:torch.Tensor, idx:torch.Tensor, K:int) -> torch.Tensor:
@@ -376,8 +408,8 @@ def _score_rows(self:ASIF, wa, ia, wb, ib) -> torch.Tensor:
 
 # %% ../nbs/13_asif.ipynb #0d97fc59
 @patch
-def scores(self:ASIF, x, # (n, d_a) queries of modality A
-           candidates, # (m, d_b) candidates of modality B
+def scores(self:ASIF, x, # (n, d_x) queries of the first modality
+           candidates, # (m, d_y) candidates of the second modality
           ): # (n, m) scores, the inner products of the relative vectors; numpy for numpy `x`
     "ASIF scores of every query against every candidate."
     wa, ia, was_numpy = self._weights(x, 'a', 'x')
@@ -385,8 +417,8 @@ def scores(self:ASIF, x, # (n, d_a) queries of modality A
     return to_like(self._score_rows(wa, ia, wb, ib), was_numpy)
 
 @patch
-def predict(self:ASIF, x, # (n, d_a) queries of modality A
-            candidates, # (m, d_b) candidates of modality B (e.g. one caption per class)
+def predict(self:ASIF, x, # (n, d_x) queries of the first modality
+            candidates, # (m, d_y) candidates of the second modality (e.g. one caption per class)
            ): # (n,) int64 index of the best candidate of each query; numpy for numpy `x`
     "For each query, the candidate with the highest ASIF score (queries in blocks: the (n, m) matrix is never held)."
     wa, ia, was_numpy = self._weights(x, 'a', 'x')
@@ -398,8 +430,8 @@ def predict(self:ASIF, x, # (n, d_a) queries of modality A
 
 # %% ../nbs/13_asif.ipynb #78969ef5
 @patch
-def explain(self:ASIF, x, # (n, d_a) queries of modality A
-            candidates, # (m, d_b) candidates of modality B
+def explain(self:ASIF, x, # (n, d_x) queries of the first modality
+            candidates, # (m, d_y) candidates of the second modality
             i:int=0, # row of `x` to explain
             j:int|None=None, # row of `candidates` (default: the predicted one)
             top:int=10, # anchor pairs listed, by decreasing contribution
@@ -427,16 +459,16 @@ _STATE = ('anchors_a_', 'anchors_b_', 'ids_')
 def state_dict(self:ASIF) -> dict:
     "The fitted state (anchor pairs and ids) and the parameters, as plain tensors and values."
     self._check_fitted()
-    return dict(config=dict(k=self.k, p=self.p, similarity=self.similarity, index=self.index, memory_budget=self.memory_budget,
-                            negative=self.negative, nlist=self.nlist, nprobe=self.nprobe, seed=self.seed),
-                tensors={k: getattr(self, k) for k in _STATE}, kind='ASIF')
+    return dict(config=self.get_params(deep=False), tensors={k: getattr(self, k) for k in _STATE}, kind='ASIF')
 
 @patch
 def _load_extra(self:ASIF, sd):
     if sd.get('kind') != 'ASIF' or set(sd['tensors']) != set(_STATE):
         raise ValueError(f"not an ASIF file: expected tensors {_STATE}, got {sorted(sd['tensors'])}")
     self._index = {}
-    self._check_params()
+    self.__dict__.setdefault('n_features_in_', int(self.anchors_a_.shape[1]))   # files written before these were saved
+    self.__dict__.setdefault('k_', min(self.k, self.n_anchors) if isinstance(self.k, (int, np.integer)) else self.k)
+    _check_k(self.k_, self.n_anchors, 'k_')
 
 @patch
 def to(self:ASIF, device):

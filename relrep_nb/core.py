@@ -579,7 +579,7 @@ def _fit_stats(self:RelativeProjector, a:torch.Tensor, ref:torch.Tensor):
 # %% ../nbs/00_core.ipynb #aeb3d385
 @patch
 def fit(self:RelativeProjector,
-        X, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
+        X=None, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
         y=None, # (m,) labels, used only by `anchor_method="stratified"`
         *, reference=None, # (r, d) statistics come from here when given, else from the anchors
         anchors=None, # deprecated spelling of `X`

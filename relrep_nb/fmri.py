@@ -6,7 +6,8 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, relative_projection, TensorState, patch
+from .core import as_tensor, relative_projection, check_int, check_choice, TensorState, patch
+from .base import renamed_kwargs
 from .models import MLP, fit as fit_model, predict
 
 # %% auto #0
@@ -114,29 +115,31 @@ def _check_index(i, name, n):
     if i.min() < 0 or i.max() >= n: raise ValueError(f"`{name}` has indices outside [0, {n}): min {i.min()}, max {i.max()}")
     return i
 
-def _check_fit(encoder, T, anchors, y, train):
-    "Validate the arguments of `SubjectRelative.fit`; return (anchors, y, train)."
-    if encoder not in ('identity', 'pca', 'mlp'): raise ValueError(f"`encoder` must be 'identity', 'pca' or 'mlp', got {encoder!r}")
-    anchors = _check_index(anchors, 'anchors', T); train = anchors if train is None else _check_index(train, 'train', T)
-    bad = np.setdiff1d(anchors, train)
-    if len(bad): raise ValueError(f"`anchors` must be training TRs: {len(bad)} of them (e.g. {bad[:5].tolist()}) are not in `train`")
+def _check_fit(encoder, T, anchor_idx, y, train):
+    "Validate the data arguments of `SubjectRelative.fit`; return (anchor_idx, y, train)."
+    anchor_idx = _check_index(anchor_idx, 'anchor_idx', T); train = anchor_idx if train is None else _check_index(train, 'train', T)
+    bad = np.setdiff1d(anchor_idx, train)
+    if len(bad): raise ValueError(f"`anchor_idx` must be training TRs: {len(bad)} of them (e.g. {bad[:5].tolist()}) are not in `train`")
     if encoder == 'mlp':
-        if y is None: raise ValueError("`y` (pseudo-labels of the TRs) is required for encoder='mlp'")
+        if y is None: raise ValueError("encoder='mlp' is trained on labels: give `y` (one pseudo-label per TR), or use encoder='pca' or 'identity'")
         y = np.asarray(y)
         if y.shape != (T,): raise ValueError(f"`y` must have one label per TR, shape ({T},), got {y.shape}")
-        if (y[train] < 0).any(): raise ValueError("`y` has negative labels on training TRs")
-    return anchors, y, train
+        if np.issubdtype(y.dtype, np.number) and (y[train] < 0).any(): raise ValueError("`y` has negative labels on training TRs")
+        if len(np.unique(y[train])) < 2: raise ValueError("`y` needs at least 2 distinct labels on the training TRs")
+    return anchor_idx, y, train
 
 # %% ../nbs/15_fmri.ipynb #fc1f7d06
 class SubjectRelative(TensorState):
     """Per-subject encoders (identity, PCA or a task-trained MLP) projected onto shared anchor TRs.
 
     >>> xs, y = synthetic_subjects(n_subjects=2, n_timepoints=40, n_features=6, seed=0)
-    >>> SubjectRelative('pca', n_components=3).fit(xs, anchors=np.arange(0, 40, 4)).transform(xs).shape
+    >>> SubjectRelative('pca', n_components=3).fit(xs, np.arange(0, 40, 4)).transform(xs).shape
     (2, 40, 10)
     """
+    _fitted_attr = 'states_'
+    _fit_hint = '.fit(xs, anchor_idx)'
     def __init__(self,
-                 encoder:str='mlp', # "identity", "pca" or "mlp" (task-informed)
+                 encoder:str='pca', # "identity", "pca" (task-agnostic; needs no labels) or "mlp" (task-informed: needs `y` at fit)
                  n_components:int=20, # PCA components ("pca")
                  hidden:tuple=(64,), # MLP hidden widths ("mlp"); the last is the latent size
                  epochs:int=100, # MLP training epochs
@@ -148,36 +151,78 @@ class SubjectRelative(TensorState):
         self.encoder, self.n_components, self.hidden, self.epochs, self.lr = encoder, n_components, hidden, epochs, lr
         self.weight_decay, self.dropout, self.center, self.seed = weight_decay, dropout, center, seed
 
-    def fit(self, xs, anchors, y=None, train=None):
-        "Fit one encoder per subject on its `train` TRs (default: the anchors); anchors must be training TRs."
-        xs = check_subjects(xs)
-        anchors, y, train = _check_fit(self.encoder, len(xs[0]), anchors, y, train)
-        self.states_ = [_fit_encoder(self, x, train, y, s) for s, x in enumerate(xs)]
-        self.anchor_latents_ = [torch.as_tensor(z[anchors]) for z in self.encode(xs)]
-        return self
+    def _check_params(self):
+        "Raise a `ValueError`/`TypeError` naming the first invalid parameter (when `fit` starts, and on a loaded file)."
+        check_choice(self.encoder, 'encoder', ('identity', 'pca', 'mlp'))
+        check_int(self.n_components, 'n_components', min=1); check_int(self.epochs, 'epochs', min=1); check_int(self.seed, 'seed')
+        if not isinstance(self.hidden, (tuple, list)) or not self.hidden:
+            raise TypeError(f"`hidden` must be a non-empty tuple of layer widths, got {self.hidden!r}")
+        for i, h in enumerate(self.hidden): check_int(h, f'hidden[{i}]', min=1)
+        if not self.lr > 0: raise ValueError(f"`lr` must be > 0, got {self.lr}")
+        if not self.weight_decay >= 0: raise ValueError(f"`weight_decay` must be >= 0, got {self.weight_decay}")
+        if not 0 <= self.dropout < 1: raise ValueError(f"`dropout` must be in [0, 1), got {self.dropout}")
+        if not isinstance(self.center, (bool, np.bool_)): raise TypeError(f"`center` must be a bool, got {self.center!r}")
 
-    def encode(self, xs) -> list[np.ndarray]:
-        "Latent vectors of every subject through its own encoder: a list of (T, d_latent) float32 arrays."
-        if not hasattr(self, 'states_'): raise ValueError("this SubjectRelative is not fitted: call .fit(xs, anchors, ...) first")
-        xs = check_subjects(xs)
-        if len(xs) != len(self.states_): raise ValueError(f"`xs` has {len(xs)} subjects, the encoders were fitted on {len(self.states_)}")
-        return [_encode_one(self, st, x) for st, x in zip(self.states_, xs)]
+# %% ../nbs/15_fmri.ipynb #145e504b
+@patch
+def fit(self:SubjectRelative, xs, # (S, T, D) array or a list of S (T, D_s) arrays sharing one time axis
+        anchor_idx=None, # TR indices of the anchors (training TRs)
+        y=None, # (T,) pseudo-labels of the TRs: needed by encoder="mlp" only
+        train=None, # TR indices each encoder is fitted on; the anchors when None
+        **kw, # `anchors` (deprecated spelling of `anchor_idx`)
+       ) -> SubjectRelative:
+    """Fit one encoder per subject on its `train` TRs, and keep each subject's latents of the anchor TRs; returns self.
 
-    def transform(self, xs) -> np.ndarray:
-        "Relative representation (S, T, K) of every subject: its latents against its own latents of the anchor TRs."
-        return np.stack([relative_projection(z, a.numpy(), 'cosine', pre='center' if self.center else None)
-                         for z, a in zip(self.encode(xs), self.anchor_latents_)])
+    >>> xs, _ = synthetic_subjects(n_subjects=2, n_timepoints=40, n_features=6, seed=0)
+    >>> SubjectRelative().fit(xs, np.arange(0, 40, 4)).n_features_in_
+    6
+    """
+    if 'anchors' in kw and anchor_idx is not None: raise TypeError("give the anchor TRs once: `anchor_idx` (`anchors=` is deprecated)")
+    kw = renamed_kwargs('SubjectRelative.fit', kw, anchors='anchor_idx')
+    anchor_idx = kw.pop('anchor_idx', anchor_idx)
+    if kw: raise TypeError(f"SubjectRelative.fit() got unexpected keyword argument(s) {sorted(kw)}")
+    if anchor_idx is None: raise TypeError("SubjectRelative.fit() needs `anchor_idx`, the TR indices of the anchors")
+    self._check_params()
+    xs = check_subjects(xs)
+    anchor_idx, y, train = _check_fit(self.encoder, len(xs[0]), anchor_idx, y, train)
+    self.states_ = [_fit_encoder(self, x, train, y, s) for s, x in enumerate(xs)]
+    self.anchor_latents_ = [torch.as_tensor(_encode_one(self, st, x)[anchor_idx]) for st, x in zip(self.states_, xs)]
+    self.n_features_in_ = int(xs[0].shape[1])
+    return self
+
+# %% ../nbs/15_fmri.ipynb #ae2ff8b5
+@patch
+def _widths(self:SubjectRelative) -> list[int]:
+    "Each subject's feature count, read from its encoder state (identity: its anchor latents)."
+    return [int(a.shape[1]) if self.encoder == 'identity' else int(st['mean'].shape[0]) if self.encoder == 'pca' else int(st['shape'][0])
+            for st, a in zip(self.states_, self.anchor_latents_)]
+
+@patch
+def encode(self:SubjectRelative, xs) -> list[np.ndarray]:
+    "Latent vectors of every subject through its own encoder: a list of (T, d_latent) float32 arrays."
+    self._check_fitted()
+    xs = check_subjects(xs)
+    if len(xs) != len(self.states_): raise ValueError(f"`xs` has {len(xs)} subjects, the encoders were fitted on {len(self.states_)}")
+    for s, (x, w) in enumerate(zip(xs, self._widths())): self._check_width(x, f'xs[{s}]', expected=w)
+    return [_encode_one(self, st, x) for st, x in zip(self.states_, xs)]
+
+@patch
+def transform(self:SubjectRelative, xs) -> np.ndarray:
+    "Relative representation (S, T, K) of every subject: its latents against its own latents of the anchor TRs."
+    return np.stack([relative_projection(z, a.numpy(), 'cosine', pre='center' if self.center else None)
+                     for z, a in zip(self.encode(xs), self.anchor_latents_)])
 
 # %% ../nbs/15_fmri.ipynb #efc865b5
 @patch
 def state_dict(self:SubjectRelative) -> dict:
     "Configuration and per-subject tensors (encoder weights, anchor latents)."
-    if not hasattr(self, 'states_'): raise ValueError("this SubjectRelative is not fitted: nothing to save")
-    return dict(config={**self.get_params(), 'hidden': list(self.hidden)}, tensors={},
-                states=self.states_, anchors=self.anchor_latents_)
+    self._check_fitted()
+    return dict(config=self.get_params(deep=False), tensors={}, states=self.states_, anchors=self.anchor_latents_)
 
 @patch
-def _load_extra(self:SubjectRelative, sd): self.states_, self.anchor_latents_ = sd['states'], sd['anchors']
+def _load_extra(self:SubjectRelative, sd):
+    self.states_, self.anchor_latents_ = sd['states'], sd['anchors']
+    if not hasattr(self, 'n_features_in_'): self.n_features_in_ = self._widths()[0]   # a file written before `n_features_in_`
 
 # %% ../nbs/15_fmri.ipynb #714d7304
 def _fit_encoder(self, x, train, y, s) -> dict:
@@ -186,10 +231,11 @@ def _fit_encoder(self, x, train, y, s) -> dict:
     if self.encoder == 'pca':
         m = x[train].mean(0); v = np.linalg.svd(x[train] - m, full_matrices=False)[2]
         return dict(mean=torch.from_numpy(m), components=torch.from_numpy(v[:min(self.n_components, len(v))].copy()))
-    net = MLP(x.shape[1], int(y[train].max()) + 1, hidden=tuple(self.hidden), dropout=self.dropout, seed=self.seed * 1000 + s)
-    fit_model(net, (x[train], torch.as_tensor(y[train])), loss='ce', epochs=self.epochs, lr=self.lr,
+    classes, yi = np.unique(y[train], return_inverse=True)           # any label values: one output per distinct label
+    net = MLP(x.shape[1], len(classes), hidden=tuple(self.hidden), dropout=self.dropout, seed=self.seed * 1000 + s)
+    fit_model(net, (x[train], torch.as_tensor(yi.astype(np.int64))), loss='ce', epochs=self.epochs, lr=self.lr,
               weight_decay=self.weight_decay, batch_size=64, seed=self.seed, progress=False)
-    return dict(shape=torch.tensor([x.shape[1], int(y[train].max()) + 1]), **{f'w.{k}': v for k, v in net.state_dict().items()})
+    return dict(shape=torch.tensor([x.shape[1], len(classes)]), **{f'w.{k}': v for k, v in net.state_dict().items()})
 
 def _encode_one(self, st, x) -> np.ndarray:
     "One subject's latent vectors from its encoder state."

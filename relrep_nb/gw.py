@@ -13,6 +13,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, patch, TensorState,
                             DEFAULT_MEMORY_BUDGET)
+from .base import check_device, renamed_kwargs
 
 # %% auto #0
 __all__ = ['SINGLECELL_CONFIG', 'ALIGN_CANDIDATES', 'ALIGN_REFERENCE', 'log_sinkhorn', 'gw_loss', 'rank_distances',
@@ -408,23 +409,6 @@ def barycentric(self:Coupling, target=None): # (m, d) values attached to the sec
     r = self._rows()
     return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
 
-# %% ../nbs/14_latent_gw.ipynb #7f5fe374
-def _check_params(m):
-    "Validate the parameters `LearnedGW.__init__` stored: a clear error at construction rather than deep inside `fit`."
-    check_choice(m.metric, 'metric', ('euclidean', 'geodesic'))
-    check_choice(m.normalize, 'normalize', ('standard', 'pca', 'l2', None))
-    check_choice(m.objective, 'objective', ('fixed_point', 'direct'))
-    for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'sinkhorn_iter', 'plan_every', 'n_restarts', 'n_components'):
-        check_int(getattr(m, nm), nm, min=1)
-    check_int(m.n_steps, 'n_steps', min=0); check_int(m.seed, 'seed')
-    if not (m.eps_start > 0 and m.eps_end > 0): raise ValueError(f"`eps_start` and `eps_end` must be > 0, got {m.eps_start}, {m.eps_end}")
-    if not 0 <= m.anneal <= 1: raise ValueError(f"`anneal` must be in [0, 1], got {m.anneal}")
-    if not m.spectral_reg >= 0: raise ValueError(f"`spectral_reg` must be >= 0, got {m.spectral_reg}")
-    if not m.lr > 0: raise ValueError(f"`lr` must be > 0, got {m.lr}")
-    torch.device(m.device)   # an unknown device name fails here
-
-def _dev(m) -> torch.device: return torch.device(m.device)
-
 # %% ../nbs/14_latent_gw.ipynb #a627a894
 class LearnedGW(TensorState):
     """Amortised Gromov-Wasserstein: MLPs f, g map two unpaired metric spaces into a common one whose Sinkhorn plan GW-aligns them.
@@ -434,6 +418,7 @@ class LearnedGW(TensorState):
     >>> float((lab[perm][m.coupling(x, y[perm]).match()] == lab).mean()) > 0.9     # same-cluster matches
     True
     """
+    _fit_hint = '.fit(x, y)'
     def __init__(self,
                  dim:int=16, # width of the common space
                  hidden:int=128, # hidden width of f and g
@@ -448,43 +433,66 @@ class LearnedGW(TensorState):
                  anneal:float=0.5, # fraction of the steps over which ε decays; 0 disables annealing (ε = eps_end)
                  n_steps:int=500, # optimisation steps
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
-                 sinkhorn_iter:int=50, # Sinkhorn iterations per plan update
+                 n_iter:int=50, # Sinkhorn iterations per plan update
                  plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
                  n_restarts:int=3, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept (a run caught in a swap mode has a higher loss)
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
                  lr:float=3e-3, # Adam learning rate
                  seed:int=0, # seeds the initialisation and the minibatches
-                 device='cpu', # where f and g live and train
-                ):
+                 device=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
+                 **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
+        kw = renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')
+        if set(kw) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
-        self.n_steps, self.batch_size, self.sinkhorn_iter, self.plan_every, self.n_restarts = n_steps, batch_size, sinkhorn_iter, plan_every, n_restarts
+        self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
         self.objective, self.spectral_reg, self.lr, self.seed, self.device = objective, spectral_reg, lr, seed, device
-        _check_params(self)
+
+    def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
+        "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
+        return self._plan_gw_loss(x, y, eps, metric, rank)
+
 
 # %% ../nbs/14_latent_gw.ipynb #392cc1eb
 @patch
-def __repr__(self:LearnedGW):
-    "`LearnedGW(unfitted, ...)` or `LearnedGW(fitted dx->dim<-dy, ...)`."
-    state = 'unfitted' if getattr(self, 'f_', None) is None else f"fitted {self.stats_['dx']}->{self.dim}<-{self.stats_['dy']}"
-    return f"LearnedGW({state}, rank={self.rank}, metric={self.metric!r}, spectral_reg={self.spectral_reg})"
+def _check_params(self:LearnedGW):
+    "Validate the parameters (when `fit` starts, and on a loaded file): a `ValueError`/`TypeError` naming the parameter."
+    check_choice(self.metric, 'metric', ('euclidean', 'geodesic'))
+    check_choice(self.normalize, 'normalize', ('standard', 'pca', 'l2', None))
+    check_choice(self.objective, 'objective', ('fixed_point', 'direct'))
+    for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
+        check_int(getattr(self, nm), nm, min=1)
+    check_int(self.n_steps, 'n_steps', min=0); check_int(self.seed, 'seed')
+    if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
+    if not (self.eps_start > 0 and self.eps_end > 0): raise ValueError(f"`eps_start` and `eps_end` must be > 0, got {self.eps_start}, {self.eps_end}")
+    if not 0 <= self.anneal <= 1: raise ValueError(f"`anneal` must be in [0, 1], got {self.anneal}")
+    if not self.spectral_reg >= 0: raise ValueError(f"`spectral_reg` must be >= 0, got {self.spectral_reg}")
+    if not self.lr > 0: raise ValueError(f"`lr` must be > 0, got {self.lr}")
+    check_device(self.device)
 
-# %% ../nbs/14_latent_gw.ipynb #86abe1c5
-def _check_fitted(m):
-    if getattr(m, 'f_', None) is None: raise RuntimeError("this LearnedGW is not fitted: call .fit(x, y) first")
+def _same_device(a:torch.device, b:torch.device) -> bool:
+    "`a` and `b` are one device (a CUDA device without an index is the current one)."
+    idx = lambda d: d.index if d.index is not None else (torch.cuda.current_device() if d.type == 'cuda' else 0)
+    return a.type == b.type and idx(a) == idx(b)
 
 @patch
+def _model_device(self:LearnedGW) -> torch.device:
+    "The device of the fitted f and g."
+    return next(self.f_.parameters()).device
+
+
+# %% ../nbs/14_latent_gw.ipynb #86abe1c5
+@patch
 def _side_input(self:LearnedGW, v, name:str, side:str) -> tuple[torch.Tensor, bool]:
-    "Validate one side's input against the fitted model: width, device."
-    _check_fitted(self)
+    "Validate one side's input against the fitted model: width, device (numpy goes to the model's device, a tensor must be there)."
+    self._check_fitted()
     t, was_numpy = _check_side(v, name, min_rows=1)
-    d = self.stats_[f'd{side}']
-    if t.shape[1] != d:
-        raise ValueError(f"`{name}` has {t.shape[1]} features (shape {tuple(t.shape)}) but the model was fitted on {d}")
-    if was_numpy: t = t.to(_dev(self))
-    elif t.device != _dev(self):
-        raise ValueError(f"`{name}` is on {t.device} but the model is on {self.device}: move one of them explicitly")
+    self._check_width(t, name, expected=self.stats_[f'd{side}'])
+    dev = self._model_device()
+    if was_numpy: t = t.to(dev)
+    elif not _same_device(t.device, dev):
+        raise ValueError(f"`{name}` is on {t.device} but the model is on {dev}: move one of them explicitly (`.to`)")
     return t.float(), was_numpy
 
 @patch
@@ -533,7 +541,7 @@ def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
     # distort the geometry the GW loss compares)
     mx, my = (xs, ys) if self.normalize == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self.normalize == 'pca' else (tx, ty)
     if self.metric != 'geodesic': return xs, ys, mx, my, None, None
-    Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=_dev(self)) for s in (mx, my))
+    Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=tx.device) for s in (mx, my))
     return xs, ys, mx, my, Gx, Gy
 
 def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool) -> torch.Tensor:
@@ -559,7 +567,7 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L) -> tuple:
     C = C / C.detach().mean().clamp_min(1e-12)
     loss = None
     if c['objective'] == 'direct':
-        P = log_sinkhorn(C, eps, n_iter=c['sinkhorn_iter'])[0]
+        P = log_sinkhorn(C, eps, n_iter=c['n_iter'])[0]
         loss = total = gw_loss(P, Dx, Dy)
     else:
         Cc = _double_center(C)
@@ -571,7 +579,7 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L) -> tuple:
 @patch
 def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
     "One training run from the initialisation `seed`: (f, g, history (steps, 3): step, ε, GW loss of the batch)."
-    c, dev = self.get_params(), _dev(self)
+    c, dev = self.get_params(), xs.device
     with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
         torch.manual_seed(seed)
         f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
@@ -593,7 +601,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
             Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
             if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point':
-                G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['sinkhorn_iter'])
+                G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L)
         opt.zero_grad(set_to_none=True)
         total.backward()
@@ -613,11 +621,12 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     >>> m.fit(x, y) is m, [r['seed'] for r in m.restarts_], m.history_.shape
     (True, [0, 1], (5, 3))
     """
+    self._check_params()
     tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
-    dev, seed = _dev(self), int(self.seed)
-    if tx.device != ty.device: raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
-    if isinstance(x, torch.Tensor) and tx.device != dev:
-        raise ValueError(f"`x` is on {tx.device} but the model is on {dev}: move one of them explicitly")
+    if not _same_device(tx.device, ty.device): raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
+    dev, seed = check_device(self.device) or tx.device, int(self.seed)    # None: where the data are
+    if isinstance(x, torch.Tensor) and not _same_device(tx.device, dev):
+        raise ValueError(f"`x` is on {tx.device} but `device`={self.device!r}: move one of them explicitly")
     tx, ty = tx.to(dev).float(), ty.to(dev).float()
     self._fit_stats(tx, ty)
     xs, ys, mx, my, Gx, Gy = self._spaces(tx, ty)
@@ -639,6 +648,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     self.f_.eval(); self.g_.eval()
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
         self.stats_['center_x'], self.stats_['center_y'] = self.f_(xs).mean(0), self.g_(ys).mean(0)
+    self.n_features_in_ = int(tx.shape[1])
     return self
 
 # %% ../nbs/14_latent_gw.ipynb #6ef3e83d
@@ -674,6 +684,20 @@ def embed_y(self:LearnedGW, y): # (m, dy) samples of the second domain
     """
     return self._embed(y, 'y', 'y')
 
+# %% ../nbs/14_latent_gw.ipynb #0ccc9eff
+@patch
+def fit_transform(self:LearnedGW, x, # (n, dx) first domain
+                  y, # (m, dy) second domain (unpaired)
+                 ) -> tuple: # (embed_x(x), embed_y(y))
+    """`fit(x, y)`, then the common-space embeddings of both sides.
+
+    >>> x, y, _ = clustered_pair(40, d=4, seed=0)
+    >>> [e.shape for e in LearnedGW(dim=8, n_steps=2).fit_transform(x, y[:, :3])]
+    [(40, 8), (40, 8)]
+    """
+    self.fit(x, y)
+    return self.embed_x(x), self.embed_y(y)
+
 # %% ../nbs/14_latent_gw.ipynb #75f9f311
 @patch
 def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training or not
@@ -705,7 +729,7 @@ def state_dict(self:LearnedGW) -> dict:
     >>> sorted(LearnedGW(n_steps=1).fit(x, y).state_dict())
     ['config', 'f', 'g', 'gw', 'history', 'restarts', 'selected', 'stats', 'tensors']
     """
-    _check_fitted(self)
+    self._check_fitted()
     return dict(config={k: v for k, v in self.get_params().items() if k != 'device'}, tensors={},
                 stats={k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()},
                 f=dict(self.f_.state_dict()), g=dict(self.g_.state_dict()), history=torch.as_tensor(self.history_),
@@ -713,64 +737,72 @@ def state_dict(self:LearnedGW) -> dict:
 
 @patch
 def _load_extra(self:LearnedGW, sd:dict):
-    "Rebuild f and g from `state_dict`'s weights, on the device `load` mapped them to."
+    "Rebuild f and g from `state_dict`'s weights, on the device `load` mapped them to (the `device` parameter is not saved)."
     missing = {'stats', 'f', 'g', 'history', 'restarts', 'gw'} - set(sd)
     if missing: raise ValueError(f"not a LearnedGW file: no {sorted(missing)} in it")
-    self.stats_, self.device = dict(sd['stats']), str(next(iter(sd['f'].values())).device)
-    self.f_ = _mlp(self._in_dim('x'), self.hidden, self.dim, self.n_layers).to(self.device)
-    self.g_ = _mlp(self._in_dim('y'), self.hidden, self.dim, self.n_layers).to(self.device)
+    self.stats_, dev = dict(sd['stats']), next(iter(sd['f'].values())).device
+    self.f_ = _mlp(self._in_dim('x'), self.hidden, self.dim, self.n_layers).to(dev)
+    self.g_ = _mlp(self._in_dim('y'), self.hidden, self.dim, self.n_layers).to(dev)
     self.f_.load_state_dict(sd['f']); self.g_.load_state_dict(sd['g']); self.f_.eval(); self.g_.eval()
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
+    self.n_features_in_ = int(self.stats_['dx'])
 
 # %% ../nbs/14_latent_gw.ipynb #e490145f
 @patch
 def to(self:LearnedGW, device) -> LearnedGW:
-    "Move f, g and the preprocessing statistics to `device` (explicitly: inputs are never moved between devices)."
-    self.device = str(torch.device(device))
-    if getattr(self, 'f_', None) is not None:
-        self.f_, self.g_ = self.f_.to(device), self.g_.to(device)
-        self.stats_ = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()}
+    "Move the fitted f, g and preprocessing statistics to `device` (explicitly: inputs are never moved between devices); the `device` parameter, where `fit` trains, is unchanged."
+    d = check_device(device)
+    if hasattr(self, 'f_'):
+        self.f_, self.g_ = self.f_.to(d), self.g_.to(d)
+        self.stats_ = {k: v.to(d) if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()}
     return self
 
 # %% ../nbs/14_latent_gw.ipynb #sc0re0py
 @patch
 def _intra(self:LearnedGW, t:torch.Tensor, metric:str|None=None, rank:bool|None=None) -> torch.Tensor:
-    "Reference distances of the samples `t` for `score`: raw features (Euclidean, or SCOT's geodesic graph for 'geodesic'), ranks if `rank`; the model's own `metric`/`rank` when None."
+    "Reference distances of the samples `t` for `gw_loss`: raw features (Euclidean, or SCOT's geodesic graph for 'geodesic'), ranks if `rank`; the model's own `metric`/`rank` when None."
     metric, rank = self.metric if metric is None else metric, self.rank if rank is None else rank
     if metric == 'geodesic': D = torch.as_tensor(graph_distances(t, min(self.k, len(t)), normalize=False), dtype=torch.float64, device=t.device)
     else: D = torch.cdist(t.double(), t.double())
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
 @patch
+def _plan_gw_loss(self:LearnedGW, x, y, eps:float|None, metric:str|None, rank:bool|None) -> float:
+    "`gw_loss`: the GW loss of the dense inductive plan on (x, y) against `_intra` distances of each side."
+    tx, _ = self._side_input(x, 'x', 'x'); ty, _ = self._side_input(y, 'y', 'y')
+    if min(len(tx), len(ty)) < 2: raise ValueError(f"`gw_loss` and `score` need at least 2 samples per side, got {len(tx)} and {len(ty)}")
+    if metric is not None: check_choice(metric, 'metric', ('euclidean', 'geodesic'))
+    P = self.coupling(tx, ty, eps=eps).dense().double()
+    return float(gw_loss(P, self._intra(tx, metric, rank), self._intra(ty, metric, rank)))
+
+# %% ../nbs/14_latent_gw.ipynb #1781de8e
+@patch
 def score(self:LearnedGW, x, # (n, dx) first-domain samples (held out from training for model selection)
           y, # (m, dy) second-domain samples, unpaired
           eps:float|None=None, # ε of the inductive Sinkhorn solve; `eps_end` when None
           metric:str|None=None, # reference distances: "euclidean" or "geodesic"; the model's `metric` when None
           rank:bool|None=None, # compare distance ranks; the model's `rank` when None
-         ) -> float: # GW loss of the plan: lower is better
-    """Unsupervised quality of the inductive plan on (x, y): its GW loss against their own distances; no pairing is used.
+         ) -> float: # minus the GW loss of the plan: higher is better
+    """Unsupervised quality of the inductive plan on (x, y), higher is better: minus `gw_loss`; no pairing is used.
 
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
-    >>> LearnedGW(n_steps=2).fit(x[:30], y[:30]).score(x[30:], y[30:]) > 0
+    >>> m = LearnedGW(n_steps=2).fit(x[:30], y[:30])
+    >>> m.score(x[30:], y[30:]) == -m.gw_loss(x[30:], y[30:]) < 0
     True
     """
-    tx, _ = self._side_input(x, 'x', 'x'); ty, _ = self._side_input(y, 'y', 'y')
-    if min(len(tx), len(ty)) < 2: raise ValueError(f"`score` needs at least 2 samples per side, got {len(tx)} and {len(ty)}")
-    if metric is not None: check_choice(metric, 'metric', ('euclidean', 'geodesic'))
-    P = self.coupling(tx, ty, eps=eps).dense().double()
-    return float(gw_loss(P, self._intra(tx, metric, rank), self._intra(ty, metric, rank)))
+    return -self.gw_loss(x, y, eps=eps, metric=metric, rank=rank)
 
 # %% ../nbs/14_latent_gw.ipynb #se1ect0p
 def select_config(x, # (n, dx) first domain, training samples
                   y, # (m, dy) second domain, training samples (unpaired)
                   candidates:dict, # name -> LearnedGW keyword arguments
-                  x_val=None, # held-out first-domain samples for `score`; the training samples when None (transductive use)
+                  x_val=None, # held-out first-domain samples for `gw_loss`; the training samples when None (transductive use)
                   y_val=None, # held-out second-domain samples (unpaired)
                   seed:int=0, # seed of every candidate
-                  metric:str|None=None, # reference distances of `score`, the same for every candidate ("euclidean", "geodesic"); each model's own when None
-                  rank:bool|None=None, # compare distance ranks in `score` (the same for every candidate); each model's own when None
-                 ) -> tuple[LearnedGW, list]: # (best fitted model, one record per candidate: name, score, seconds, model)
+                  metric:str|None=None, # reference distances of `gw_loss`, the same for every candidate ("euclidean", "geodesic"); each model's own when None
+                  rank:bool|None=None, # compare distance ranks in `gw_loss` (the same for every candidate); each model's own when None
+                 ) -> tuple[LearnedGW, list]: # (best fitted model, one record per candidate: name, score (its held-out GW loss), seconds, model)
     """Fit each candidate configuration and keep the one whose plan on (x_val, y_val) has the lowest GW loss (unsupervised).
 
     >>> x, y, _ = clustered_pair(80, d=4, seed=0)
@@ -786,7 +818,7 @@ def select_config(x, # (n, dx) first domain, training samples
     for name, kw in candidates.items():
         t0 = time.perf_counter()
         m = LearnedGW(**{'seed': seed, **kw}).fit(x, y)
-        s = m.score(xv, yv, metric=metric, rank=rank)
+        s = m.gw_loss(xv, yv, metric=metric, rank=rank)
         rows.append(dict(name=name, score=s, seconds=time.perf_counter() - t0, model=m))
         if best is None or s < best[0]: best = (s, name, m)
     best[2].selected_ = best[1]
@@ -795,7 +827,7 @@ def select_config(x, # (n, dx) first domain, training samples
 # %% ../nbs/14_latent_gw.ipynb #52e62f61
 SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
-    anneal=0.5, lr=1e-2, sinkhorn_iter=100, n_restarts=3)
+    anneal=0.5, lr=1e-2, n_iter=100, n_restarts=3)
 
 ALIGN_CANDIDATES = { # what `align` chooses among by the GW loss when no model or settings are given (name -> LearnedGW kwargs)
     'single-cell (geodesic, l2)': SINGLECELL_CONFIG,

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .core import as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice, patch
+from .core import (as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice,
+                            patch, renamed_kwargs)
 
 # %% auto #0
 __all__ = ['LOSS_PRESETS', 'check_supports', 'support_grams', 'info_nce', 'PARAM']
@@ -53,7 +54,7 @@ def support_grams(support, # (K, d) one encoder's support set
     xn = F.normalize(x.to(torch.float64), dim=1, eps=1e-12)
     k, d = z.shape
     rows = chunk_rows(k, 8 * (2 * d + 2 * k), memory_budget)
-    g, c = torch.empty(k, k, dtype=torch.float64), torch.empty(k, k, dtype=torch.float64)
+    g, c = (torch.empty(k, k, dtype=torch.float64, device=x.device) for _ in range(2))
     for i in range(0, k, rows):
         g[i:i + rows] = z[i:i + rows] @ z.T / d
         c[i:i + rows] = xn[i:i + rows] @ xn.T
@@ -85,7 +86,7 @@ def _space_terms(S, G, C, b, similarity, band, tau_cov:float=0.1):
     nrm = an.sqrt()
     cn = gram / (nrm[:, None] * nrm[None])
     m = S.shape[0]
-    orth = (cn - torch.eye(m, dtype=cn.dtype)).pow(2).sum() / max(m * (m - 1), 1)
+    orth = (cn - torch.eye(m, dtype=cn.dtype, device=cn.device)).pow(2).sum() / max(m * (m - 1), 1)
     length = (F.relu(band[0] - nrm).pow(2) + F.relu(nrm - band[1]).pow(2)).mean()
     if similarity == 'wip': rr = cross
     else:
@@ -113,24 +114,27 @@ def info_nce(f1, # (B, m) L2-normalised features of one space
 class PARAM(TensorState):
     """Learned parallel anchors: one row-stochastic mixture of a paired support set, shared by every encoder.
 
-    >>> p = PARAM(4, steps=5).fit([torch.randn(40, 5), torch.randn(40, 7)])
+    >>> p = PARAM(4, n_steps=5).fit([torch.randn(40, 5), torch.randn(40, 7)])
     >>> tuple(p.anchors_for(torch.randn(40, 3)).shape)
     (4, 3)
     """
-    def __init__(self, n_anchors:int, # m, the number of anchors
+    _fitted_attr, _fit_hint = 'logits_', '.fit(supports) (or build one with PARAM.random)'
+    def __init__(self, n_anchors:int=64, # m, the number of anchors (at most the number K of support points)
                  similarity:str='wip', # "wip" (whitened inner product) or "cosine": used for the relative vectors
                  shrinkage:float=0.1, # covariance shrinkage of the whitening (see `relrep_nb.core.fit_whitening`)
                  eps:float=1e-6, # ridge added to the covariance
                  temperature:float=0.1, # InfoNCE temperature
                  weights='multi', # "single", "multi" (see `LOSS_PRESETS`) or a dict of loss weights
-                 steps:int=200, # optimisation steps
+                 n_steps:int=200, # optimisation steps
                  lr:float=0.05, # Adam learning rate on the logits
                  batch_size:int=256, # support points per step
                  band:tuple=(0.5, 1.5), # allowed whitened anchor norm (per sqrt(dim))
-                 seed:int=0): # seed of the initial anchors and of the minibatches
+                 seed:int=0, # seed of the initial anchors and of the minibatches
+                 **kw): # `steps`: the deprecated spelling of `n_steps`
+        n_steps = renamed_kwargs('PARAM', kw, steps='n_steps').pop('n_steps', n_steps)
+        if kw: raise TypeError(f"PARAM got unexpected keyword argument(s) {sorted(kw)}")
         self.n_anchors, self.similarity, self.shrinkage, self.eps, self.temperature = n_anchors, similarity, shrinkage, eps, temperature
-        self.weights, self.steps, self.lr, self.batch_size, self.band, self.seed = weights, steps, lr, batch_size, band, seed
-        self._check_params()
+        self.weights, self.n_steps, self.lr, self.batch_size, self.band, self.seed = weights, n_steps, lr, batch_size, band, seed
 
     @classmethod
     def random(cls, n_anchors:int, # number of anchors
@@ -138,9 +142,9 @@ class PARAM(TensorState):
                seed:int=0, # which support points
                **kw): # the other `PARAM` options (`similarity`, `shrinkage`, `eps`)
         "The random-anchor baseline in PARAM's form: each anchor is one randomly drawn support point (not learned)."
+        p = cls(n_anchors, seed=seed, **kw); p._check_params(); check_int(support_size, 'support_size', min=2)
         if support_size < n_anchors: raise ValueError(f"`support_size`={support_size} is smaller than n_anchors={n_anchors}")
-        p, g = cls(n_anchors, seed=seed, **kw), torch.Generator().manual_seed(seed)
-        lg = torch.full((n_anchors, support_size), -1e9)
+        g, lg = torch.Generator().manual_seed(seed), torch.full((n_anchors, support_size), -1e9)
         lg[torch.arange(n_anchors), torch.randperm(support_size, generator=g)[:n_anchors]] = 0.
         p.logits_, p.support_size_, p.history_ = lg, support_size, []
         return p
@@ -148,29 +152,23 @@ class PARAM(TensorState):
     @property
     def mixing(self) -> torch.Tensor:
         "The row-stochastic mixing matrix P (m, K)."
-        self._check_fitted()
-        return torch.softmax(self.logits_, 1)
+        self._check_fitted(); return torch.softmax(self.logits_, 1)
 
 # %% ../nbs/16_param_wip.ipynb #6531a1bf
 @patch
 def _check_params(self:PARAM):
     "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
-    for nm in ('n_anchors', 'steps', 'batch_size'): check_int(getattr(self, nm), nm, min=1)
+    for nm in ('n_anchors', 'n_steps', 'batch_size'): check_int(getattr(self, nm), nm, min=1)
+    check_int(self.seed, 'seed')
     check_choice(self.similarity, 'similarity', ('wip', 'cosine'))
     if not 0 <= self.shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {self.shrinkage}")
     if self.eps < 0: raise ValueError(f"`eps` must be >= 0, got {self.eps}")
     if not self.temperature > 0: raise ValueError(f"`temperature` must be > 0, got {self.temperature}")
+    if not self.lr > 0: raise ValueError(f"`lr` must be > 0, got {self.lr}")
     _loss_weights(self.weights)
     b = self.band
-    if not (len(b) == 2 and 0 <= b[0] < b[1]): raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {b!r}")
-
-@patch
-def _check_fitted(self:PARAM):
-    if getattr(self, 'logits_', None) is None: raise ValueError("this PARAM is not fitted: call .fit(supports) first")
-
-@patch
-def __repr__(self:PARAM):
-    return f"PARAM(n_anchors={self.n_anchors}, similarity={self.similarity!r}, fitted={getattr(self, 'logits_', None) is not None})"
+    if not (isinstance(b, (tuple, list)) and len(b) == 2 and 0 <= b[0] < b[1]):
+        raise ValueError(f"`band` must be (low, high) with 0 <= low < high, got {b!r}")
 
 # %% ../nbs/16_param_wip.ipynb #bf7905b2
 @patch
@@ -180,23 +178,28 @@ def _init_logits(self:PARAM, k:int, g:torch.Generator) -> torch.Tensor:
     lg[torch.arange(self.n_anchors), torch.randperm(k, generator=g)[:self.n_anchors]] += math.log(k)
     return lg
 
+
+# %% ../nbs/16_param_wip.ipynb #bf7905b4
 @patch
 def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the training encoders
     """Learn the mixing logits on the training encoders' paired supports; returns `self`.
 
-    >>> PARAM(2, steps=3).fit([torch.randn(10, 3), torch.randn(10, 4)]).mixing.shape
+    >>> PARAM(2, n_steps=3).fit([torch.randn(10, 3), torch.randn(10, 4)]).mixing.shape
     torch.Size([2, 10])
     """
+    self._check_params()
     ts = check_supports(supports, self.n_anchors)
+    dev = ts[0].device
+    if any(t.device != dev for t in ts): raise ValueError(f"`supports` must be on one device, got {[str(t.device) for t in ts]}")
     grams = [support_grams(t.float(), self.shrinkage, self.eps) for t in ts]
-    g = torch.Generator().manual_seed(self.seed)
+    g = torch.Generator().manual_seed(self.seed)                 # seeded CPU draws, the same on every device
     k = ts[0].shape[0]
-    logits = self._init_logits(k, g).requires_grad_(True)
+    logits = self._init_logits(k, g).to(dev).requires_grad_(True)
     opt = torch.optim.Adam([logits], lr=self.lr)
     w, B = _loss_weights(self.weights), min(self.batch_size, k)
     self.history_ = []
-    for step in range(self.steps):
-        b = torch.randperm(k, generator=g)[:B]
+    for step in range(self.n_steps):
+        b = torch.randperm(k, generator=g)[:B].to(dev)
         S = torch.softmax(logits, 1)
         parts, feats = {n: 0. for n in w}, []
         for gr in grams:
@@ -208,9 +211,9 @@ def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the t
             parts['infonce'] = sum(info_nce(feats[i], feats[j], self.temperature) for i, j in pairs) / len(pairs)
         loss = sum(w[n] * parts[n] for n in w if w[n])
         opt.zero_grad(); loss.backward(); opt.step()
-        if step % 10 == 0 or step == self.steps - 1:
+        if step % 10 == 0 or step == self.n_steps - 1:
             self.history_.append(dict(step=step, loss=float(loss.detach()), **{n: float(v.detach()) if torch.is_tensor(v) else float(v) for n, v in parts.items()}))
-    self.logits_, self.support_size_ = logits.detach(), k
+    self.logits_, self.support_size_, self.n_features_in_ = logits.detach(), k, int(ts[0].shape[1])
     return self
 
 # %% ../nbs/16_param_wip.ipynb #9151bc83
@@ -233,17 +236,20 @@ def projector_for(self:PARAM, support, # (K, d) the support set as embedded by t
                   post:str|None=None, # post-transform of the relative vectors (see `RelativeProjector`)
                  ) -> RelativeProjector:
     "A fitted `RelativeProjector` for the encoder whose support set is `support`."
+    self._check_fitted()
     kw = dict(shrinkage=self.shrinkage, eps=self.eps) if self.similarity == 'wip' else {}
     ref = support if reference is None else reference
-    return RelativeProjector(self.similarity, post=post, **kw).fit(self.anchors_for(support), reference=ref)
+    return RelativeProjector(self.similarity, post=post, sim_kw=kw or None).fit(self.anchors_for(support), reference=ref)
 
 # %% ../nbs/16_param_wip.ipynb #28fd4960
 @patch
 def state_dict(self:PARAM) -> dict:
-    "Configuration (plain Python types) and fitted tensors: what `save` writes (see `TensorState`)."
-    self._check_fitted()
-    return dict(config=self.get_params(), tensors=self._tensors(), support_size=int(self.support_size_),
-                history=list(self.history_))
+    "Configuration (plain Python types), fitted tensors and scalars (see `TensorState`) and the loss history: what `save` writes."
+    return dict(TensorState.state_dict(self), history=list(self.history_))
 
 @patch
-def _load_extra(self:PARAM, sd): self.support_size_, self.history_ = sd['support_size'], sd['history']
+def _load_extra(self:PARAM, sd):
+    self.history_ = list(sd.get('history', []))
+    if 'support_size' in sd: self.support_size_ = int(sd['support_size'])      # files written before fitted scalars were saved
+    if self.logits_.ndim != 2 or self.logits_.shape[1] != getattr(self, 'support_size_', -1):
+        raise ValueError(f"the saved PARAM's logits {tuple(self.logits_.shape)} do not match its support size")

@@ -17,7 +17,7 @@ def test_k_nonzeros_unit_norm(k, p, seed, negative):
     a, b = pairs(seed=seed)
     m = ASIF(k=k, p=p, negative=negative).fit(a, b)
     x = pairs(20, seed=seed + 1)[0]
-    r = m.encode_a(x)
+    r = m.embed_x(x)
     assert r.layout == torch.sparse_csr and r.shape == (20, 300)
     assert torch.equal(r.crow_indices().diff(), torch.full((20,), k))          # exactly k stored entries per row
     d = r.to_dense()
@@ -31,7 +31,7 @@ def test_k_nonzeros_unit_norm(k, p, seed, negative):
 def test_numpy_in_scipy_out():
     a, b = pairs(dtype=torch.float32)
     m = ASIF(k=10).fit(a.numpy(), b.numpy())
-    r = m.encode_b(b[:5].numpy())
+    r = m.embed_y(b[:5].numpy())
     import scipy.sparse as sp
     assert sp.isspmatrix_csr(r) and (np.diff(r.indptr) == 10).all()
     assert isinstance(m.scores(a[:4].numpy(), b[:6].numpy()), np.ndarray)
@@ -81,7 +81,6 @@ def test_replacing_anchor_outside_topk_changes_nothing():
 @pytest.mark.parametrize('kw,fit_args,msg', [
     (dict(k=0), None, 'positive int'),
     (dict(k=-3), None, 'positive int'),
-    (dict(k=301), None, 'larger than the number of anchors'),
     (dict(k=5, p=0), None, '`p`'),
     (dict(k=5, similarity='l1'), None, '`similarity`'),
     (dict(k=5, index='hnsw'), None, '`index`'),
@@ -103,9 +102,44 @@ def test_bad_update_and_query():
     with pytest.raises(ValueError, match='not anchors'): m.remove([12345])
     with pytest.raises(ValueError, match='duplicates'): m.remove([1, 1])
     with pytest.raises(ValueError, match='already anchors'): m.add(a[:2], b[:2], ids=[0, 1])
-    with pytest.raises(ValueError, match='NaN'): m.encode_a(torch.full((2, 12), float('nan'), dtype=torch.float64))
-    with pytest.raises(ValueError, match='width'): m.encode_b(a[:2])
-    with pytest.raises(ValueError, match='not fitted'): ASIF(k=5).encode_a(a)
+    with pytest.raises(ValueError, match='NaN'): m.embed_x(torch.full((2, 12), float('nan'), dtype=torch.float64))
+    with pytest.raises(ValueError, match='width'): m.embed_y(a[:2])
+    with pytest.raises(ValueError, match='not fitted'): ASIF(k=5).embed_x(a)
+    with pytest.raises(TypeError, match='`ids` must be integers'): ASIF(k=5).fit(a, b, ids=[str(i) for i in range(300)])
+
+def test_k_larger_than_pairs_is_clamped_with_a_warning():
+    a, b = pairs()
+    with pytest.warns(UserWarning, match=r'k=301 is larger than the 300 anchor pairs'): m = ASIF(k=301).fit(a, b)
+    assert (m.k, m.k_) == (301, 300)
+    assert torch.equal(m.embed_x(a[:4]).crow_indices().diff(), torch.full((4,), 300))
+    with pytest.raises(ValueError, match='fewer than k_=300'): m.remove([0])
+    m.add(*pairs(10, seed=3))                               # k_ stays the one of fit
+    assert m.k_ == 300 and m.n_anchors == 310
+
+def test_defaults_fit_400_pairs():
+    a, b = pairs(400)
+    with pytest.warns(UserWarning, match='k=800'): m = ASIF().fit(a, b)
+    assert m.k_ == 400 and m.scores(a[:3], b[:5]).shape == (3, 5)
+
+def test_deprecated_names_warn_and_agree():
+    a, b = pairs()
+    new = ASIF(k=10).fit(a, b)
+    with pytest.warns(DeprecationWarning, match=r'use `[xy]`'): old = ASIF(k=10).fit(anchors_a=a, anchors_b=b)
+    with pytest.warns(DeprecationWarning, match='use `embed_x`'): ra = old.encode_a(a[:3])
+    with pytest.warns(DeprecationWarning, match='use `embed_y`'): rb = old.encode_b(b[:3])
+    assert torch.equal(ra.to_dense(), new.embed_x(a[:3]).to_dense()) and torch.equal(rb.to_dense(), new.embed_y(b[:3]).to_dense())
+    with pytest.warns(DeprecationWarning, match='use `y`'): old.add(a[:2], anchors_b=b[:2])
+    with pytest.raises(TypeError, match='got both'): ASIF(k=10).fit(a, b, anchors_b=b)
+
+def test_fit_transform_and_protocol():
+    from sklearn.base import clone
+    a, b = pairs()
+    ex, ey = ASIF(k=10).fit_transform(a, b)
+    m = ASIF(k=10).fit(a, b)
+    assert torch.equal(ex.to_dense(), m.embed_x(a).to_dense()) and torch.equal(ey.to_dense(), m.embed_y(b).to_dense())
+    assert ASIF(k=0).k == 0                                  # __init__ only stores
+    c = clone(m)
+    assert c.get_params() == m.get_params() and not hasattr(c, 'ids_') and m.n_features_in_ == 12
 
 def test_sparse_weights_rules():
     s = torch.tensor([[0.9, -0.95]], dtype=torch.float64)
@@ -116,7 +150,7 @@ def test_sparse_weights_rules():
 def test_faiss_missing_names_extra(monkeypatch):
     a, b = pairs(dtype=torch.float32)
     monkeypatch.setitem(sys.modules, 'faiss', None)
-    with pytest.raises(ImportError, match=r'relrep_nb\[asif\]'): ASIF(k=5, index='faiss-flat').fit(a, b).encode_a(a[:2])
+    with pytest.raises(ImportError, match=r'relrep_nb\[asif\]'): ASIF(k=5, index='faiss-flat').fit(a, b).embed_x(a[:2])
 
 def test_faiss_flat_matches_exact():
     pytest.importorskip('faiss')

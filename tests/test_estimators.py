@@ -20,7 +20,9 @@ def _subjects(n=60, d=6, seed=0):
     from relrep_nb.fmri import synthetic_subjects
     return synthetic_subjects(n_subjects=2, n_timepoints=n, n_features=d, seed=seed)[0]
 
-def _dense(v): return torch.as_tensor(v.toarray() if hasattr(v, 'toarray') else np.asarray(v) if not torch.is_tensor(v) else v)
+def _dense(v):
+    if torch.is_tensor(v): return v.to_dense() if v.layout != torch.strided else v
+    return torch.as_tensor(v.toarray() if hasattr(v, 'toarray') else np.asarray(v))
 
 # name -> (small estimator, fit (est, x, y), output of a fitted estimator (est, x, y), (parameter, invalid value))
 CASES = {

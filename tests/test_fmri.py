@@ -83,3 +83,28 @@ def test_estimator_protocol(tmp_path):
     (tmp_path / 'evil.pt').write_bytes(pickle.dumps(Evil()))
     with pytest.raises(ValueError): SubjectRelative.load(tmp_path / 'evil.pt')
     assert not os.path.exists('/tmp/relrep_nb_fmri_pwned')
+
+
+def test_defaults_need_no_labels_and_mlp_needs_them():
+    xs, y = synthetic_subjects(n_subjects=2, n_timepoints=80, n_features=10, seed=0)
+    sr = SubjectRelative().fit(xs, np.arange(0, 80, 4))                       # default encoder: PCA, no labels
+    assert sr.encoder == 'pca' and sr.n_features_in_ == 10 and sr.transform(xs).shape == (2, 80, 20)
+    with pytest.raises(ValueError, match='give `y`'): SubjectRelative('mlp').fit(xs, np.arange(0, 80, 4))
+    with pytest.raises(ValueError, match='encoder'): SubjectRelative('cnn').fit(xs, np.arange(0, 80, 4))   # checked at fit, not init
+
+def test_mlp_head_has_one_output_per_distinct_label():
+    xs, y = synthetic_subjects(n_subjects=2, n_timepoints=100, n_features=12, n_segments=4, seed=2)
+    a = SubjectRelative('mlp', hidden=(8,), epochs=5).fit(xs, np.arange(0, 100, 5), y=y, train=np.arange(100))
+    b = SubjectRelative('mlp', hidden=(8,), epochs=5).fit(xs, np.arange(0, 100, 5), y=100 * y + 3, train=np.arange(100))
+    assert a.states_[0]['shape'].tolist() == b.states_[0]['shape'].tolist() == [12, 4]    # not max label + 1
+    np.testing.assert_allclose(a.transform(xs), b.transform(xs), atol=1e-6)
+
+def test_anchor_idx_rename_and_not_fitted():
+    from sklearn.exceptions import NotFittedError
+    xs, _ = synthetic_subjects(n_subjects=2, n_timepoints=60, n_features=8, seed=0)
+    with pytest.warns(DeprecationWarning, match='use `anchor_idx`'):
+        old = SubjectRelative().fit(xs, anchors=np.arange(0, 60, 6))
+    np.testing.assert_array_equal(old.transform(xs), SubjectRelative().fit(xs, anchor_idx=np.arange(0, 60, 6)).transform(xs))
+    with pytest.raises(TypeError, match='once'): SubjectRelative().fit(xs, np.arange(0, 60, 6), anchors=np.arange(0, 60, 6))
+    with pytest.raises(NotFittedError, match='anchor_idx'): SubjectRelative().transform(xs)
+    with pytest.raises(ValueError, match='expecting 8 features'): old.encode([x[:, :5] for x in xs])

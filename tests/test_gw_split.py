@@ -4,7 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from relrep_nb.core import RelativeProjector, load_state, save_state, _MAGIC, _FORMAT
+from relrep_nb.core import RelativeProjector
+from relrep_nb.base import load_state, save_state, _MAGIC, _FORMAT
 from relrep_nb.gw import LearnedGW, clustered_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,12 +25,12 @@ def test_fit_returns_self_and_params_are_init_args():
     m = LearnedGW(dim=4, n_steps=2)
     assert not [k for k in vars(m) if k.endswith('_')]
     assert m.fit(x, y) is m
-    init = [p for p in inspect.signature(LearnedGW.__init__).parameters if p != 'self']
-    assert list(m.get_params()) == init
+    init = [p for p, v in inspect.signature(LearnedGW.__init__).parameters.items() if p != 'self' and v.kind != v.VAR_KEYWORD]
+    assert sorted(m.get_params()) == sorted(init)
     assert all(getattr(m, p) == v for p, v in m.get_params().items())
 
 def test_methods_are_defined_on_the_class():
-    for name in ('fit', 'embed_x', 'embed_y', 'coupling', 'score', 'state_dict', 'to'):
+    for name in ('fit', 'embed_x', 'embed_y', 'fit_transform', 'coupling', 'gw_loss', 'score', 'state_dict', 'to'):
         assert getattr(LearnedGW, name).__qualname__ == f'LearnedGW.{name}', name
 
 def test_save_load_round_trip_identical_embeddings(fitted, tmp_path):
@@ -77,7 +78,8 @@ def test_method_module_import_is_cheap():
 def test_to_moves_weights_and_statistics(fitted):
     m, x, _ = fitted
     before = m.embed_x(x)
-    assert m.to('cpu') is m and m.device == 'cpu' and m.stats_['mean_x'].device.type == 'cpu'
+    assert m.to('cpu') is m and m.stats_['mean_x'].device.type == 'cpu' and next(m.f_.parameters()).device.type == 'cpu'
+    assert m.device is None                                          # the parameter (where `fit` trains) is not changed by `to`
     np.testing.assert_array_equal(m.embed_x(x), before)
 
 def test_defaults_restart_and_centre(fitted):
@@ -86,12 +88,30 @@ def test_defaults_restart_and_centre(fitted):
     np.testing.assert_allclose(np.asarray(m.embed_x(x)).mean(0), 0, atol=1e-5)   # the common space is centred on the training data
     np.testing.assert_allclose(np.asarray(m.embed_y(y)).mean(0), 0, atol=1e-5)
 
-def test_score_reference_is_shared_and_checked(fitted):
+def test_gw_loss_reference_is_shared_and_checked(fitted):
     m, x, y = fitted
-    assert m.score(x, y) == m.score(x, y, metric='euclidean', rank=False)   # the model's own reference by default
-    assert m.score(x, y, rank=True) != m.score(x, y)
+    assert m.gw_loss(x, y) == m.gw_loss(x, y, metric='euclidean', rank=False)   # the model's own reference by default
+    assert m.gw_loss(x, y, rank=True) != m.gw_loss(x, y)
+    assert m.score(x, y) == -m.gw_loss(x, y) < 0                             # `score` is higher-is-better
     with pytest.raises(ValueError, match='metric'):
-        m.score(x, y, metric='cosine')
+        m.gw_loss(x, y, metric='cosine')
+
+def test_parameters_checked_at_fit_and_renamed_keyword():
+    from sklearn.exceptions import NotFittedError
+    x, y, _ = clustered_pair(20, d=3, seed=0)
+    m = LearnedGW(anneal=2)                                           # construction only stores
+    with pytest.raises(ValueError, match='anneal'): m.fit(x, y)
+    with pytest.raises(NotFittedError, match=r'\.fit\(x, y\)'): LearnedGW().embed_x(x)
+    with pytest.warns(DeprecationWarning, match='n_iter'): old = LearnedGW(sinkhorn_iter=7)
+    assert old.n_iter == 7 and 'sinkhorn_iter' not in old.get_params()
+    with pytest.raises(TypeError, match='sinkhorn_iters'): LearnedGW(sinkhorn_iters=7)
+    with pytest.raises(ValueError, match='device'): LearnedGW(device='cuda:99', n_steps=1).fit(x, y)
+
+def test_fit_transform_is_both_embeddings():
+    x, y, _ = clustered_pair(30, d=3, seed=0)
+    ex, ey = LearnedGW(n_steps=2, n_restarts=1, seed=0).fit_transform(x, y)
+    m = LearnedGW(n_steps=2, n_restarts=1, seed=0).fit(x, y)
+    np.testing.assert_array_equal(ex, m.embed_x(x)); np.testing.assert_array_equal(ey, m.embed_y(y))
 
 def test_align_defaults_choose_by_gw_loss():
     import anndata

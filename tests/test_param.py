@@ -13,9 +13,11 @@ def _supports(seed=0, k=40, widths=(5, 7)):
 
 def test_protocol(tmp_path):
     sup = _supports()
-    p = PARAM(4, steps=5, seed=1)
+    p = PARAM(4, n_steps=5, seed=1)
     assert p.fit(sup) is p
-    assert list(p.get_params()) == [n for n in inspect.signature(PARAM).parameters]
+    sig = inspect.signature(PARAM).parameters
+    assert sorted(p.get_params()) == sorted(n for n, q in sig.items() if q.kind != q.VAR_KEYWORD)   # not the **kw catch-all
+    assert p.n_features_in_ == 5 and p.support_size_ == 40
     assert PARAM(**p.get_params()).get_params() == p.get_params()
     p.save(tmp_path / 'p.pt'); q = PARAM.load(tmp_path / 'p.pt')
     assert q.get_params() == p.get_params() and q.history_ == p.history_
@@ -24,11 +26,33 @@ def test_protocol(tmp_path):
     x = torch.randn(10, 3, generator=torch.Generator().manual_seed(3))
     assert torch.equal(q.projector_for(held_out).transform(x), p.projector_for(held_out).transform(x))
 
+def test_defaults_fit_400_rows_and_init_only_stores():
+    sup = _supports(k=400)
+    p = PARAM().fit(sup)
+    assert p.n_anchors == 64 and p.mixing.shape == (64, 400)
+    assert PARAM(0).n_anchors == 0                               # checked at fit, not at construction
+    with pytest.raises((ValueError, TypeError), match='n_anchors'): PARAM(0).fit(sup)
+    with pytest.raises(ValueError, match=r'K=40 support points, fewer than n_anchors=64'): PARAM().fit(_supports())
+
+def test_steps_is_deprecated():
+    from sklearn.base import clone
+    with pytest.warns(DeprecationWarning, match='use `n_steps`'): p = PARAM(4, steps=3)
+    assert p.n_steps == 3 and clone(p).get_params() == p.get_params()
+    with pytest.raises(TypeError, match='unexpected keyword'): PARAM(4, stepz=3)
+
+def test_unfitted_and_random():
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError): PARAM(4).anchors_for(torch.randn(40, 3))
+    with pytest.raises(NotFittedError): PARAM(4).projector_for(torch.randn(40, 3))
+    r = PARAM.random(4, 40)
+    assert r.anchors_for(torch.randn(40, 3)).shape == (4, 3)      # a random PARAM counts as fitted
+    with pytest.raises(ValueError, match='similarity'): PARAM.random(4, 40, similarity='l1')
+
 def test_foreign_file_is_refused(tmp_path):
     torch.save({'config': {}}, tmp_path / 'x.pt')
     with pytest.raises(ValueError): PARAM.load(tmp_path / 'x.pt')
 
-_FITTED = PARAM(3, steps=3).fit(_supports(k=12, widths=(4, 6)))   # soft mixing rows
+_FITTED = PARAM(3, n_steps=3).fit(_supports(k=12, widths=(4, 6)))   # soft mixing rows
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), scale=st.floats(0.1, 10.))

@@ -96,7 +96,7 @@ def zero_shot(train, # dict encoder name -> (n_train, d_e) features of the same 
               seeds=(0,), # one support draw, PARAM init and probe per seed
               absolute:bool=True, # add the same-encoder probe on absolute features
               test_encoders=None, # the encoders held out in turn (default: every encoder)
-              **param_kw) -> pd.DataFrame: # passed to `PARAM` (steps, lr, shrinkage, temperature, ...)
+              **param_kw) -> pd.DataFrame: # passed to `PARAM` (n_steps, lr, shrinkage, temperature, ...)
     "Zero-shot transfer (test encoder held out of PARAM's training): one row per seed x method x (test, classifier) encoder."
     bad = [m for m in methods if m not in METHODS]
     if bad: raise ValueError(f"unknown methods {bad}; known: {list(METHODS)}")
@@ -354,7 +354,7 @@ def _stitch_mse(dec, proj, z, x) -> float:
     with torch.no_grad(): return float(F.mse_loss(dec(proj.transform(z)), x))
 
 # %% ../../nbs/16_param_wip.ipynb #bbc6be71
-def _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, steps, shrinkages, dec_epochs):
+def _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, n_steps, shrinkages, dec_epochs):
     "One seed: support draw, WIP shrinkage chosen on validation rows, a relative decoder per method: (rows, scores, shrinkage, recon)."
     n_aes, n_train = len(ztr), len(xtr)
     g = torch.Generator().manual_seed(seed)
@@ -362,7 +362,7 @@ def _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, ste
     val, rest = pv[:int(0.3 * n_train)], pv[int(0.3 * n_train):]
     sidx = rest[torch.randperm(len(rest), generator=g)[:support_size]]
     sup = [z[sidx] for z in ztr]
-    make = lambda meth, shr: _method_param(meth, n_anchors, support_size, seed, sup[:n_aes - 1], dict(shrinkage=shr, steps=steps))
+    make = lambda meth, shr: _method_param(meth, n_anchors, support_size, seed, sup[:n_aes - 1], dict(shrinkage=shr, n_steps=n_steps))
     def val_score(p):
         r = [p.projector_for(sup[i], post='standardize').transform(ztr[i][val]) for i in range(n_aes - 1)]
         return float(np.mean([mrr(r[i], r[0]) for i in range(1, n_aes - 1)]))
@@ -392,7 +392,7 @@ def anisotropic_stress(n_train:int=3000, n_test:int=1000, # MNIST-5k split
                        seeds=(0,), # support draw, PARAM init and decoder init per seed
                        new_aes_per_seed:bool=False, # train a new family of AEs for every seed (else one family)
                        shrinkages=(0., 0.01, 0.1, 0.5), # WIP shrinkage candidates, chosen on validation rows
-                       steps:int=150, dataset:str='mnist5k') -> dict:
+                       n_steps:int=150, dataset:str='mnist5k') -> dict:
     "Zero-shot stitching of a relative decoder across anisotropic AEs: dict(df, shrinkage, val_scores, aes, latents, recon, x_test, y_test)."
     bad = [m for m in methods if m not in METHODS]
     if bad: raise ValueError(f"unknown methods {bad}; known: {list(METHODS)}")
@@ -404,7 +404,7 @@ def anisotropic_stress(n_train:int=3000, n_test:int=1000, # MNIST-5k split
             aes, ztr, zte = _train_aes(xtr, xte, n_aes, latent_dim, condition, ae_epochs, n_aes * seed if new_aes_per_seed else 0)
         rows += [dict(seed=seed, method='absolute', encoder=f'AE{i + 1}', mse=float(F.mse_loss(predict(a, xte), xte))) for i, a in enumerate(aes)]
         rows.append(dict(seed=seed, method='mean image', encoder='-', mse=float((xte - xtr.mean(0)).pow(2).mean())))
-        r, scores, shr, recon = _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, steps, shrinkages, dec_epochs)
+        r, scores, shr, recon = _stress_seed(seed, ztr, zte, xtr, xte, methods, n_anchors, support_size, n_steps, shrinkages, dec_epochs)
         rows += r
         out.setdefault('val_scores', {})[seed], out.setdefault('shrinkage', {})[seed] = scores, shr
         if seed == seeds[0]:
@@ -492,10 +492,10 @@ def _claim_values(results:dict) -> dict:
                 stress_param=s[PARAM_WIP] / s['absolute'], rr=rr, rr_ratio=rr[PARAM_WIP] / rr['Random-Cosine'])
 
 # %% ../../nbs/16_param_wip.ipynb #e0416d9d
-SIZES = {'quick': dict(seeds=(0, 1, 2), n_anchors=32, steps=40, text_support=150, vision_variants=(0, 1), vision_support=150,
+SIZES = {'quick': dict(seeds=(0, 1, 2), n_anchors=32, n_steps=40, text_support=150, vision_variants=(0, 1), vision_support=150,
                        sentences=600, pool=200, slm_support=150, slm_seeds=(0, 1, 2), ablation_counts=(16,), ablation_seeds=(0, 1, 2),
-                       stress=dict(seeds=(0, 1, 2), new_aes_per_seed=False, n_train=2000, n_test=500, ae_epochs=5, dec_epochs=10, steps=40)),
-         'full': dict(seeds=(0, 1, 2), n_anchors=300, steps=150, text_support=400, vision_variants=(0, 1, 2), vision_support=500,
+                       stress=dict(seeds=(0, 1, 2), new_aes_per_seed=False, n_train=2000, n_test=500, ae_epochs=5, dec_epochs=10, n_steps=40)),
+         'full': dict(seeds=(0, 1, 2), n_anchors=300, n_steps=150, text_support=400, vision_variants=(0, 1, 2), vision_support=500,
                       sentences=3300, pool=1300, slm_support=500, slm_seeds=(0, 1, 2), ablation_counts=(25, 50, 100), ablation_seeds=(0, 1, 2),
                       stress=dict(seeds=(0, 1, 2), new_aes_per_seed=True))}
 VISION_METHODS = ('Random-Cosine', 'Random-Cosine+std', 'Random-WIP', 'PARAM-WIP Single', 'PARAM-WIP Multi')
@@ -515,7 +515,7 @@ def _vision_tables(s:dict, kw:dict) -> tuple:
 def run(size:str='quick') -> dict:
     "The chapter's experiments at `SIZES[size]`: one tidy table per experiment (text, vision, vision_apart, sentences, ablation, stress, sweep)."
     s = SIZES[check_choice(size, 'size', list(SIZES))]
-    m, kw, ht = s['n_anchors'], dict(steps=s['steps']), CHOSEN_HPARAMS['text']
+    m, kw, ht = s['n_anchors'], dict(n_steps=s['n_steps']), CHOSEN_HPARAMS['text']
     ttr, tte, tytr, tyte, _ = text_features()
     text = zero_shot(ttr, tte, tytr, tyte, methods=list(METHODS), n_anchors=m, support_size=s['text_support'],
                      seeds=s['seeds'], **kw, **ht).assign(n_anchors=m)
@@ -527,7 +527,7 @@ def run(size:str='quick') -> dict:
                                      seeds=s['ablation_seeds'], **kw, **ht),
                      text[text.method.isin(ABLATION) & text.seed.isin(s['ablation_seeds'])]], ignore_index=True)
     st = anisotropic_stress(**s['stress'])
-    sweep = support_sweep(st['latents']['train'], st['latents']['test'], seeds=s['stress']['seeds'], steps=s['steps'],
+    sweep = support_sweep(st['latents']['train'], st['latents']['test'], seeds=s['stress']['seeds'], n_steps=s['n_steps'],
                           shrinkage=st['shrinkage'][s['stress']['seeds'][-1]])
     return {'text': text, 'vision': vis, 'vision_apart': aside, 'sentences': slm, 'ablation': abl, 'stress': st['df'], 'sweep': sweep}
 
