@@ -540,9 +540,9 @@ def _nonfinite(self:RelativeProjector, t, name:str='x'):
 
 # %% ../nbs/00_core.ipynb #f0c7de7c
 def _owned(t:torch.Tensor, src:torch.Tensor) -> torch.Tensor:
-    "`t` as a compact tensor that shares no memory with the caller's `src` (fitted state is the estimator's own)."
+    "`t` as a compact tensor that shares no memory with the caller's `src` (a clone keeps autograd: anchors may be learned)."
     shares = t.untyped_storage().data_ptr() == src.untyped_storage().data_ptr()
-    return t.detach().clone() if shares or t.untyped_storage().nbytes() > t.numel() * t.element_size() else t.detach()
+    return t.clone() if shares or t.untyped_storage().nbytes() > t.numel() * t.element_size() else t
 
 
 @patch
