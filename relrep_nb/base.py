@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_base.ipynb #ad0c5915
 from __future__ import annotations
-import hashlib, importlib, inspect, io, os, stat, struct, sys, warnings
+import hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, warnings
 from pathlib import Path
 import numpy as np
 import torch
@@ -104,6 +104,9 @@ def _plain(v, key:str):
     raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
 
 # %% ../nbs/00a_base.ipynb #1094312f
+def _umask() -> int:
+    m = os.umask(0); os.umask(m); return m
+
 def save_state(state:dict, path, kind:str):
     """Write `state` (plain values and tensors) of an object of class `kind` to `path`: checksummed, atomic.
 
@@ -113,14 +116,15 @@ def save_state(state:dict, path, kind:str):
     """
     buf = io.BytesIO(); torch.save(dict(kind=kind, state=_plain(state, 'state')), buf)
     body = buf.getvalue(); path = Path(path)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix='.relrep_nb.', suffix='.tmp')   # unique per call, short name
     try:
-        with open(tmp, 'wb') as f:
+        with os.fdopen(fd, 'wb') as f:
             f.write(_MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body)
             f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
-        if tmp.exists(): tmp.unlink()
+        if os.path.exists(tmp): os.unlink(tmp)
 
 # %% ../nbs/00a_base.ipynb #c89f898f
 def _read_regular(path) -> bytes:

@@ -123,3 +123,60 @@ def test_unwritable_cache_root_clear(tmp_path, monkeypatch):
     import relrep_nb.encoders as enc
     with pytest.raises(PermissionError, match='RELREP_NB_CACHE'): enc.cache_dir('x')
     enc.list_encoders()      # availability checks never create folders
+
+# ---- saved files and fitted state (estimator protocol, relrep_nb.base) ------------------------------------------------
+
+@pytest.mark.parametrize('make', [lambda: RelativeProjector(), lambda: __import__('relrep_nb.product', fromlist=['x']).ProductProjector()])
+def test_saved_projector_holds_only_its_anchors(make, tmp_path):
+    "A projector fitted on a slice of a large tensor saves the slice, not the tensor it was cut from."
+    big = torch.randn(200_000, 16)
+    make().fit(big[:10]).save(tmp_path / 'p.pt')
+    assert os.path.getsize(tmp_path / 'p.pt') < 200_000          # the whole tensor would be 12.8 MB
+
+@pytest.mark.parametrize('make', [lambda: RelativeProjector('euclidean'), lambda: __import__('relrep_nb.robust', fromlist=['x']).RobustProjector(),
+                                  lambda: __import__('relrep_nb.product', fromlist=['x']).ProductProjector()])
+def test_fitted_state_owns_its_anchors(make):
+    "Mutating the caller's anchors after fit leaves the fitted projector's outputs unchanged."
+    x = torch.randn(30, 8, dtype=torch.float64)
+    p = make().fit(x[:10]); before = p.transform(x[10:])
+    x[:10].mul_(-2).add_(1)
+    assert torch.equal(p.transform(x[10:]), before)
+
+def test_non_regular_files_refused_at_once(tmp_path):
+    from relrep_nb.base import load
+    with pytest.raises(ValueError, match='not a regular file'): load('/dev/zero')     # would read forever
+    fifo = tmp_path / 'fifo'; os.mkfifo(fifo)
+    with pytest.raises(ValueError, match='not a regular file'): load(fifo)           # would block forever
+    with pytest.raises(ValueError, match='not a regular file'): load(tmp_path)
+
+def test_forged_files_refused(tmp_path):
+    from relrep_nb.base import load, save_state
+    a = torch.randn(5, 4)
+    good = RelativeProjector().fit(a).state_dict()
+    bad_nan = dict(good, tensors=dict(good['tensors'], anchors_=torch.full((5, 4), float('nan'))))
+    save_state(bad_nan, tmp_path / 'nan.pt', 'RelativeProjector')
+    with pytest.raises(ValueError, match='non-finite'): load(tmp_path / 'nan.pt')
+    shadow = dict(good, tensors=dict(good['tensors'], transform=torch.ones(2)))
+    save_state(shadow, tmp_path / 'shadow.pt', 'RelativeProjector')
+    with pytest.raises(ValueError, match='not a fitted attribute'): load(tmp_path / 'shadow.pt')
+    badcfg = dict(good, config=dict(good['config'], pre='whiten'))
+    save_state(badcfg, tmp_path / 'cfg.pt', 'RelativeProjector')
+    with pytest.raises(ValueError, match='invalid parameters.*pre'): load(tmp_path / 'cfg.pt')
+    unknown = dict(good, config=dict(good['config'], hidden=[20000]))
+    save_state(unknown, tmp_path / 'unk.pt', 'RelativeProjector')
+    with pytest.raises(ValueError, match='unknown parameters'): load(tmp_path / 'unk.pt')
+
+def test_concurrent_saves_and_long_names(tmp_path):
+    import threading
+    p = RelativeProjector().fit(torch.randn(5, 4)); errors = []
+    def save():
+        try:
+            for _ in range(20): p.save(tmp_path / 'race.pt')
+        except Exception as e: errors.append(e)
+    ts = [threading.Thread(target=save) for _ in range(2)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    assert not errors and torch.equal(RelativeProjector.load(tmp_path / 'race.pt').anchors_, p.anchors_)
+    long = tmp_path / ('n' * 246 + '.pt')                      # a legal 249-character name
+    p.save(long); assert torch.equal(RelativeProjector.load(long).anchors_, p.anchors_)
+    assert [f.name for f in tmp_path.iterdir() if f.suffix == '.tmp'] == []
