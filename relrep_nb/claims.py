@@ -58,13 +58,15 @@ class Claim:
 
     @property
     def holds(self) -> bool:
-        "Whether `value <op> threshold`; False when the value is missing."
-        if self.value is None or math.isnan(self.value): return False
+        "Whether `value <op> threshold`; False when the value is missing or not finite (NaN, ±inf: nothing was measured)."
+        if self.value is None or not math.isfinite(self.value): return False
         return bool(_OPS[self.op](self.value, self.threshold))
 
     def to_dict(self) -> dict:
-        v = None if self.value is None or math.isnan(self.value) else self.value
-        return dict(name=self.name, value=v, rule=self.rule, paper=self.paper, holds=self.holds, what=self.what)
+        "Plain values for JSON: a non-finite value is written as null (strict JSON has no Infinity/NaN), with a note."
+        finite = self.value is not None and math.isfinite(self.value)
+        what = self.what if finite or self.value is None else f"{self.what} [value was {self.value}: not finite, written as null]".strip()
+        return dict(name=self.name, value=self.value if finite else None, rule=self.rule, paper=self.paper, holds=self.holds, what=what)
 
 # %% ../nbs/07_claims.ipynb #a40461cf
 CHAPTER_ORDER = ('core', 'relreps', 'relreps_words', 'relreps_stitching', 'invariances', 'bootstrap', 'asif',
@@ -199,8 +201,15 @@ def chapter_times() -> dict:
     True
     """
     try: d = json.loads(_times_path().read_text())
-    except (OSError, ValueError): return {}
-    return d if isinstance(d, dict) else {}
+    except OSError: return {}                     # none recorded yet
+    except ValueError: d = None                   # not JSON: ignored below, with the warning
+    ok = isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, dict) and all(
+        isinstance(z, str) and isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for z, t in v.items())
+        for k, v in d.items())
+    if not ok:      # a cache file is never trusted: bad content is ignored, and overwritten by the next run
+        warnings.warn(f"ignoring {_times_path()}: not a {{chapter: {{size: seconds}}}} table")
+        return {}
+    return d
 
 def _record_time(name:str, size:str, secs:float):
     "Store a successful run's wall time (best effort: an unwritable cache only loses the record)."

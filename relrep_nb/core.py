@@ -419,7 +419,7 @@ def _env_budget(default:int=512 * 2**20) -> int:
     v = os.environ.get('RELREP_NB_MEMORY_BUDGET')
     if v is None or not v.strip(): return default
     try: b = int(float(v))
-    except ValueError: b = 0
+    except (ValueError, OverflowError): b = 0          # "abc", "inf", "1e400": not a number of bytes
     if b <= 0: raise ValueError(f"environment variable RELREP_NB_MEMORY_BUDGET must be a positive number of bytes, got {v!r}")
     return b
 

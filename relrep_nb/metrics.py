@@ -307,14 +307,15 @@ def stitching_index(stitched, # performance of the stitched model(s): a number, 
 
 # %% ../nbs/02_metrics.ipynb #133bbfad
 def _labels(y_true, y_pred) -> tuple[torch.Tensor, torch.Tensor]:
-    "Two validated 1-d integer label tensors of equal, non-zero length."
+    "Two validated 1-d label tensors of equal, non-zero length, coded as classes 0..C-1 (C: distinct labels seen)."
     t = torch.as_tensor(np.asarray(y_true) if not isinstance(y_true, torch.Tensor) else y_true).flatten()
     p = torch.as_tensor(np.asarray(y_pred) if not isinstance(y_pred, torch.Tensor) else y_pred).flatten().to(t.device)
     if t.shape != p.shape: raise ValueError(f"`y_true` and `y_pred` must have the same length, got {len(t)} and {len(p)}")
     if len(t) == 0: raise ValueError("`y_true` is empty")
     if t.is_floating_point() or p.is_floating_point() or t.is_complex() or p.is_complex() or t.min() < 0 or p.min() < 0:
         raise TypeError(f"labels must be non-negative integers, got dtypes {t.dtype} and {p.dtype}")
-    return t.long(), p.long()
+    _, codes = torch.unique(torch.cat([t.long(), p.long()]), return_inverse=True)   # classes 0..C-1: memory ∝ C², not max label²
+    return codes[:len(t)], codes[len(t):]
 
 def _f1_per_class(t, p) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     "Per-class F1, support and presence mask (classes seen in `t` or `p`)."

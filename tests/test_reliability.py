@@ -1,6 +1,6 @@
 """Regression tests for bad input and faults (issue: reliability): each case below once gave silent garbage,
 a crash deep inside torch, or an unsafe load. Each asserts the defined behaviour, and can fail."""
-import os, stat, subprocess, sys
+import math, os, stat, subprocess, sys, warnings
 import numpy as np
 import pytest
 import torch
@@ -78,10 +78,12 @@ def test_seed_none_named():
 def test_register_similarity_not_callable():
     with pytest.raises(TypeError, match='callable'): register_similarity('nope', 42)
 
-def test_malformed_memory_budget_env_named():
-    env = dict(os.environ, RELREP_NB_MEMORY_BUDGET='lots')
+@pytest.mark.parametrize('value', ['lots', 'inf', '1e400'])
+def test_malformed_memory_budget_env_named(value):
+    "A malformed budget is a ValueError naming the variable ('inf' and '1e400' were a raw OverflowError)."
+    env = dict(os.environ, RELREP_NB_MEMORY_BUDGET=value)
     out = subprocess.run([sys.executable, '-c', 'import relrep_nb.core'], env=env, capture_output=True, text=True)
-    assert out.returncode != 0 and 'RELREP_NB_MEMORY_BUDGET' in out.stderr
+    assert out.returncode != 0 and 'RELREP_NB_MEMORY_BUDGET' in out.stderr and 'ValueError' in out.stderr
 
 def test_numpy_scalars_in_config_round_trip(tmp_path):
     x = torch.randn(30, 4, dtype=torch.float64)
@@ -180,3 +182,38 @@ def test_concurrent_saves_and_long_names(tmp_path):
     long = tmp_path / ('n' * 246 + '.pt')                      # a legal 249-character name
     p.save(long); assert torch.equal(RelativeProjector.load(long).anchors_, p.anchors_)
     assert [f.name for f in tmp_path.iterdir() if f.suffix == '.tmp'] == []
+
+# ---- labels, claims, cache files -------------------------------------------------------------------------------------
+
+def test_f1_memory_follows_classes_not_label_values():
+    "Labels are coded as classes first: [0, 8000] allocated an 8001 x 8001 count table (1.28 GB), label 10**12 overflowed."
+    from relrep_nb.metrics import macro_f1, weighted_f1
+    from sklearn.metrics import f1_score
+    assert macro_f1([0, 8000], [0, 8000]) == 1.0
+    assert macro_f1([0, 10**12, 10**12], [0, 10**12, 0]) == pytest.approx(f1_score([0, 1, 1], [0, 1, 0], average='macro'))
+    rng = np.random.default_rng(0)
+    t, p = rng.choice([3, 70, 900, 5000], 200), rng.choice([3, 70, 900, 5000, 12], 200)
+    assert macro_f1(t, p) == pytest.approx(f1_score(t, p, average='macro'))
+    assert weighted_f1(t, p) == pytest.approx(f1_score(t, p, average='weighted'))
+
+@pytest.mark.parametrize('v', [float('inf'), -float('inf'), float('nan')])
+def test_non_finite_claim_never_holds_and_is_strict_json(v):
+    import json
+    from relrep_nb.claims import Claim
+    c = Claim('demo', v, '> 0')
+    assert not c.holds
+    d = c.to_dict(); json.dumps(d, allow_nan=False)                 # strict JSON: no Infinity/NaN
+    assert d['value'] is None and (math.isnan(v) or 'not finite' in d['what'])
+
+@pytest.mark.parametrize('content', ['{"core": 5}', '[1, 2]', '{"core": {"quick": "fast"}}', 'not json'])
+def test_malformed_chapter_times_ignored(content, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv('RELREP_NB_CACHE', str(tmp_path))
+    from relrep_nb import claims, cli
+    (tmp_path / 'chapter_times.json').write_text(content)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        assert claims.chapter_times() == {}
+        assert any('ignoring' in str(x.message) for x in w)
+        assert cli.main(['list']) == 0                              # `relrep-nb list` crashed on {"core": 5}
+        claims._record_time('core', 'quick', 1.5)                  # the next run replaces the bad table
+    assert claims.chapter_times() == {'core': {'quick': 1.5}}
