@@ -17,7 +17,7 @@ from .base import (Estimator, TensorState, NotFittedError, save_state, load_stat
 
 # %% auto #0
 __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ComplexDataError', 'as_tensor', 'to_like', 'check_same_space',
-           'check_paired', 'check_samples', 'check_int', 'check_choice', 'torch_threads', 'Similarity',
+           'check_paired', 'check_samples', 'check_int', 'check_choice', 'check_float', 'torch_threads', 'Similarity',
            'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim',
            'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
 
@@ -166,6 +166,27 @@ def check_choice(v, # the value received
     try: ok = v in choices
     except TypeError: ok = False  # unhashable/incomparable values are not choices
     if not ok: raise ValueError(f"`{name}` must be one of {list(choices)}, got {v!r}")
+    return v
+
+# %% ../nbs/00_core.ipynb #14249f00
+def check_float(v, # the value received
+                name:str, # the argument's name, used in the message
+                low:float|None=None, # smallest allowed value, None: unbounded
+                high:float|None=None, # largest allowed value, None: unbounded
+                low_open:bool=False, # exclude `low` itself (e.g. a step size must be > 0)
+               ) -> float:
+    """Return `v` as a finite Python float in range, or raise a `TypeError`/`ValueError` naming `name`.
+
+    >>> check_float(np.float32(0.5), 'lr', 0, low_open=True)
+    0.5
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"`{name}` must be a real number, got {type(v).__name__} {v!r}")
+    v = float(v)
+    if not math.isfinite(v): raise ValueError(f"`{name}` must be finite, got {v}")
+    if low is not None and (v < low or low_open and v == low) or high is not None and v > high:
+        raise ValueError(f"`{name}` must be in {'(' if low_open else '['}{'-inf' if low is None else low}, "
+                         f"{'inf' if high is None else high}], got {v}")
     return v
 
 # %% ../nbs/00_core.ipynb #32190917

@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
-from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, patch, TensorState,
+from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, check_float, patch, TensorState,
                             DEFAULT_MEMORY_BUDGET)
 from .base import check_device, renamed_kwargs
 
@@ -465,10 +465,8 @@ def _check_params(self:LearnedGW):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_int(self.seed, 'seed')
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
-    if not (self.eps_start > 0 and self.eps_end > 0): raise ValueError(f"`eps_start` and `eps_end` must be > 0, got {self.eps_start}, {self.eps_end}")
-    if not 0 <= self.anneal <= 1: raise ValueError(f"`anneal` must be in [0, 1], got {self.anneal}")
-    if not self.spectral_reg >= 0: raise ValueError(f"`spectral_reg` must be >= 0, got {self.spectral_reg}")
-    if not self.lr > 0: raise ValueError(f"`lr` must be > 0, got {self.lr}")
+    for nm in ('eps_start', 'eps_end', 'lr'): check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
+    check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0)
     check_device(self.device)
 
 def _same_device(a:torch.device, b:torch.device) -> bool:

@@ -217,3 +217,11 @@ def test_malformed_chapter_times_ignored(content, tmp_path, monkeypatch, capsys)
         assert cli.main(['list']) == 0                              # `relrep-nb list` crashed on {"core": 5}
         claims._record_time('core', 'quick', 1.5)                  # the next run replaces the bad table
     assert claims.chapter_times() == {'core': {'quick': 1.5}}
+
+@pytest.mark.parametrize('kw, name', [(dict(lr=float('inf')), 'lr'), (dict(eps_end=float('nan')), 'eps_end'),
+                                      (dict(eps_start=0.), 'eps_start'), (dict(anneal=2.), 'anneal'), (dict(lr='fast'), 'lr')])
+def test_learned_gw_numeric_parameters_named(kw, name):
+    "lr=inf was accepted (NaN embeddings); every numeric parameter is finite and in range, checked at fit."
+    from relrep_nb.gw import LearnedGW
+    x = torch.randn(30, 4)
+    with pytest.raises((ValueError, TypeError), match=f'`{name}`'): LearnedGW(n_steps=1, n_restarts=1, **kw).fit(x, x)
