@@ -58,8 +58,8 @@ class Claim:
 
     @property
     def holds(self) -> bool:
-        "Whether `value <op> threshold`; False when the value is missing or not finite (NaN, ±inf: nothing was measured)."
-        if self.value is None or not math.isfinite(self.value): return False
+        "Whether `value <op> threshold`; False when the value is missing or NaN (an infinite ratio compares as infinite)."
+        if self.value is None or math.isnan(self.value): return False
         return bool(_OPS[self.op](self.value, self.threshold))
 
     def to_dict(self) -> dict:
