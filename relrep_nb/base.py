@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['VOCABULARY', 'patch', 'warn_renamed', 'renamed_kwargs', 'check_device', 'save_state', 'load_state', 'NotFittedError',
-           'Estimator', 'TensorState', 'load']
+__all__ = ['VOCABULARY', 'patch', 'warn_renamed', 'renamed_kwargs', 'check_device', 'atomic_write', 'save_state', 'load_state',
+           'NotFittedError', 'Estimator', 'TensorState', 'load']
 
 # %% ../nbs/00a_base.ipynb #fe702cb1
 def patch(f):
@@ -104,6 +104,27 @@ def _plain(v, key:str):
     raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
 
 # %% ../nbs/00a_base.ipynb #1094312f
+def atomic_write(path, # destination file
+                 write, # `write(f)` writes the content to the binary file object `f`
+                ) -> Path:
+    """Write `path` through `write(f)` on a unique temporary sibling, then move it into place with `os.replace`.
+
+    >>> import tempfile; p = atomic_write(Path(tempfile.mkdtemp()) / 'a.bin', lambda f: f.write(b'ok')); p.read_bytes()
+    b'ok'
+    """
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    # a short, unique prefix: concurrent writers never share a temporary file, and long names stay legal
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600: follow the umask, so a shared cache stays readable
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp): os.unlink(tmp)
+        raise
+    return path
+
 def _umask() -> int:
     m = os.umask(0); os.umask(m); return m
 
@@ -115,16 +136,8 @@ def save_state(state:dict, path, kind:str):
     {'a': 1}
     """
     buf = io.BytesIO(); torch.save(dict(kind=kind, state=_plain(state, 'state')), buf)
-    body = buf.getvalue(); path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix='.relrep_nb.', suffix='.tmp')   # unique per call, short name
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(_MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body)
-            f.flush(); os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
+    body = buf.getvalue()
+    atomic_write(path, lambda f: f.write(_MAGIC + struct.pack('<I', _FORMAT) + hashlib.sha256(body).digest() + body))
 
 # %% ../nbs/00a_base.ipynb #c89f898f
 def _read_regular(path) -> bytes:

@@ -12,15 +12,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .core import patch
+from .base import atomic_write
 
 # %% auto #0
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
-           'TIMM_INSTALL', 'TIMM_PACKAGED', 'ENCODERS', 'KINDS', 'cache_dir', 'atomic_write', 'clean_orphans',
-           'atomic_dir', 'hash_files', 'hash_inputs', 'check_texts', 'check_images', 'imagenet_preprocess',
-           'pool_tokens', 'Encoder', 'embedding_key', 'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder',
-           'OnnxTextEncoder', 'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder', 'EfficientNetLiteEncoder',
-           'efficientnet_lite_to_timm', 'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders',
-           'encoder_table', 'get_encoder']
+           'TIMM_INSTALL', 'TIMM_PACKAGED', 'ENCODERS', 'KINDS', 'cache_dir', 'clean_orphans', 'atomic_dir',
+           'hash_files', 'hash_inputs', 'check_texts', 'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder',
+           'embedding_key', 'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder',
+           'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder', 'EfficientNetLiteEncoder', 'efficientnet_lite_to_timm',
+           'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders', 'encoder_table', 'get_encoder']
 
 # %% ../nbs/05_encoders.ipynb #9865395e
 def cache_dir(*parts:str, create:bool=True) -> Path:
@@ -38,25 +38,6 @@ def cache_dir(*parts:str, create:bool=True) -> Path:
     return p
 
 # %% ../nbs/05_encoders.ipynb #b3b97ef7
-def atomic_write(path, # destination file
-                 write:Callable, # `write(f)` writes the content to the binary file object `f`
-                ) -> Path:
-    "Write `path` through `write(f)` on a temporary sibling, then move it into place with `os.replace`."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f); f.flush(); os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600: follow the umask, so a shared cache stays readable
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError): os.unlink(tmp)
-        raise
-    return path
-
-def _umask() -> int:
-    m = os.umask(0); os.umask(m); return m
-
 def clean_orphans(folder, # a cache folder
                   max_age:float=3600.): # seconds: younger temporary files may belong to a write in progress
     "Remove temporary files (`.*.tmp`) left in `folder` by writes that were killed; return how many."
