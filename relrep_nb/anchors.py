@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, to_like, chunk_rows, check_int, check_choice
+from .core import as_tensor, to_like, chunk_rows, check_int, check_seed, check_choice
 
 # %% auto #0
 __all__ = ['ANCHOR_METHODS', 'kmeans', 'sample_anchors', 'parallel_anchors']
@@ -135,7 +135,7 @@ def kmeans(x, # (n, d) samples: torch tensor or numpy array
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
     k = _check_k(k, n)
-    n_iter, seed = check_int(n_iter, 'n_iter', min=0), check_int(seed, 'seed')
+    n_iter, seed = check_int(n_iter, 'n_iter', min=0), check_seed(seed)
     g = torch.Generator().manual_seed(seed)
     w, scale = _rescaled(t)
     sq = w.pow(2).sum(1)
@@ -200,7 +200,7 @@ def sample_anchors(x, # (n, d) samples: torch tensor (indices on its device) or 
     t, was_numpy = as_tensor(x, 'x')
     n = t.shape[0]
     k = _check_k(k, n)
-    g = torch.Generator().manual_seed(check_int(seed, 'seed'))
+    g = torch.Generator().manual_seed(check_seed(seed))
     if method == 'uniform': idx = _uniform(n, k, g)
     elif method == 'stratified': idx = _stratified(_as_labels(y, n), k, g)
     elif method == 'fps': idx = _fps(t, k, g)

@@ -8,7 +8,7 @@ import math, warnings
 import numpy as np
 import torch
 from .core import (as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, _owned, patch,
-                            renamed_kwargs, warn_renamed)
+                            renamed_kwargs, warn_renamed, check_seed, _check_budget)
 
 # %% auto #0
 __all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
@@ -31,7 +31,7 @@ def _row_bytes(cols:int, k:int, es:int, K:int|None=None) -> int:
 
 def _blocks(n:int, K:int, k:int, es:int, memory_budget:int|None) -> tuple[int, int]:
     "(query rows, anchor columns) per block: up to `TILE_COLS` anchors (at least k), rows filling `TILE_BYTES`, within `memory_budget`."
-    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    budget = _check_budget(memory_budget)
     if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
     if _row_bytes(K, k, es, K) <= budget and K <= max(k, TILE_COLS): cols = K
     else:
@@ -111,7 +111,7 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
     _check_finite(tx, 'x')
     if check_anchors: _check_finite(ta, 'anchors')
     nt = torch.get_num_threads() if dev.type == 'cpu' else 1
-    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    budget = _check_budget(memory_budget)
     w = max(1, min(nt, n))                                          # blocks in flight: one per thread, the budget shared
     try: rows, cols = _blocks(-(-n // w), K, k, tx.element_size(), max(1, budget // w))
     except ValueError:
@@ -194,7 +194,7 @@ class ASIF(TensorState):
             raise ValueError(f"`similarity` must be one of {ASIF_SIMILARITIES}, got {self.similarity!r}")
         if self.index not in INDEXES: raise ValueError(f"`index` must be one of {INDEXES}, got {self.index!r}")
         if self.nlist is not None: _check_k(self.nlist, name='nlist')
-        _check_k(self.nprobe, name='nprobe')
+        _check_k(self.nprobe, name='nprobe'); check_seed(self.seed)
 
     @property
     def n_anchors(self) -> int: return int(self.ids_.shape[0]) if hasattr(self, 'ids_') else 0
@@ -335,6 +335,9 @@ def _topk(self:ASIF, x, side:str, name:str):
         D, I = self._faiss_index(side).search(np.ascontiguousarray(q.detach().numpy(), dtype=np.float32), self.k_)
         v, i = torch.from_numpy(D).to(A.dtype), torch.from_numpy(I).long()
         v = torch.where(i >= 0, v, torch.zeros((), dtype=v.dtype))      # not found (IVF): weight 0, dropped
+    if v.numel() and not bool(torch.isfinite(v).all()):    # finite inputs whose inner products exceed the dtype
+        raise ValueError(f"the {self.similarity} similarity of `{name}` to the anchors overflowed {A.dtype} (largest "
+                         f"|entry| {float(q.abs().max()):.3g}): rescale the data, or use similarity='cosine'")
     return v, i, was_numpy
 
 @patch
@@ -395,7 +398,7 @@ def sparse_scores(wa:torch.Tensor, # (n, k) weights of the queries (`sparse_weig
                  ) -> torch.Tensor: # (n, m) inner products of the sparse vectors
     "Scores of weighted top-k lists against each other, a block of candidates densified at a time.\n\n    >>> sparse_scores(torch.tensor([[1.]]), torch.tensor([[2]]), torch.tensor([[.6, .8]]), torch.tensor([[2, 0]]), 3).tolist()\n    [[0.6000000238418579]]"
     qa = _to_csr(wa, ia, n_anchors, False)
-    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    budget = _check_budget(memory_budget)
     cols = max(1, min(wb.shape[0], budget // (wa.element_size() * (n_anchors + wa.shape[0]))))
     out = torch.empty(wa.shape[0], wb.shape[0], dtype=wa.dtype, device=wa.device)
     for j in range(0, wb.shape[0], cols):
@@ -414,6 +417,7 @@ def scores(self:ASIF, x, # (n, d_x) queries of the first modality
     "ASIF scores of every query against every candidate."
     wa, ia, was_numpy = self._weights(x, 'a', 'x')
     wb, ib, _ = self._weights(candidates, 'b', 'candidates')
+    if wb.shape[0] == 0: raise ValueError("`candidates` is empty: predict needs at least one candidate to choose from")
     return to_like(self._score_rows(wa, ia, wb, ib), was_numpy)
 
 @patch
@@ -423,7 +427,8 @@ def predict(self:ASIF, x, # (n, d_x) queries of the first modality
     "For each query, the candidate with the highest ASIF score (queries in blocks: the (n, m) matrix is never held)."
     wa, ia, was_numpy = self._weights(x, 'a', 'x')
     wb, ib, _ = self._weights(candidates, 'b', 'candidates')
-    budget = DEFAULT_MEMORY_BUDGET if self.memory_budget is None else int(self.memory_budget)
+    if wb.shape[0] == 0: raise ValueError("`candidates` is empty: predict needs at least one candidate to choose from")
+    budget = _check_budget(self.memory_budget)
     rows = max(1, budget // (wa.element_size() * 4 * max(1, wb.shape[0])))
     out = torch.cat([self._score_rows(wa[i:i + rows], ia[i:i + rows], wb, ib).argmax(1) for i in range(0, wa.shape[0], rows)])
     return to_like(out, was_numpy)

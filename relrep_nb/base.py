@@ -168,6 +168,25 @@ def load_state(path, kind:str|None=None, map_location='cpu', with_kind:bool=Fals
     if kind is not None and d['kind'] != kind: raise ValueError(f"{path} holds a {d['kind']}, not a {kind}")
     return (d['kind'], d['state']) if with_kind else d['state']
 
+# %% ../nbs/00a_base.ipynb #61b3342b
+def _build_matching(factory, # () -> nn.Module, from the file's declared arguments
+                    state:dict, # the file's state dict (name -> tensor)
+                    what:str='the file'): # named in the message
+    "The module `factory()` with `state` loaded, after checking on the `meta` device that the declared shapes are the file's."
+    try:
+        with torch.device('meta'): shell = factory()
+    except Exception as e: raise ValueError(f"{what} declares an invalid architecture ({type(e).__name__}: {e})") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{what} holds no tensor state dict")
+    want = {k: tuple(v.shape) for k, v in shell.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    if want != got:
+        bad = sorted(set(want) ^ set(got)) or [k for k in want if want[k] != got[k]]
+        raise ValueError(f"{what} declares an architecture its weights do not match (e.g. {bad[0]!r}: declared "
+                         f"{want.get(bad[0])}, stored {got.get(bad[0])})")
+    m = factory(); m.load_state_dict(state)
+    return m
+
 # %% ../nbs/00a_base.ipynb #3dab21c9
 class NotFittedError(ValueError, AttributeError):
     """Raised when an estimator is used before `fit` (scikit-learn's contract: a `ValueError` and an `AttributeError`).

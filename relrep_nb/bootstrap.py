@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from torch.nn.utils import parametrize
-from .core import as_tensor, to_like, check_int, check_choice, _normalize
+from .core import as_tensor, to_like, check_int, check_seed, check_float, check_choice, _normalize
 from .gw import log_sinkhorn
 
 # %% auto #0
@@ -40,13 +40,17 @@ def ot_match_loss(rx:torch.Tensor, # (b, K) source relative rows
     """
     if rx.ndim != 2 or ry.ndim != 2 or rx.shape[1] != ry.shape[1]:
         raise ValueError(f"`rx` and `ry` must be 2-d with the same number of anchors, got {tuple(rx.shape)} and {tuple(ry.shape)}")
-    if not epsilon > 0: raise ValueError(f"`epsilon` must be > 0, got {epsilon}")
+    epsilon = check_float(epsilon, 'epsilon', 0, low_open=True)
     if standardize:
         rx = (rx - rx.mean(0)) / rx.std(0).clamp_min(1e-8)
         ry = (ry - ry.mean(0)) / ry.std(0).clamp_min(1e-8)
     C = torch.cdist(rx, ry).pow(2) / rx.shape[1]
     with torch.no_grad():
-        P = log_sinkhorn(C.detach(), epsilon * float(C.detach().mean().clamp_min(1e-12)), n_iter=n_iter)[0]
+        e, top = epsilon * float(C.detach().mean().clamp_min(1e-12)), float(C.detach().max())
+        if e < torch.finfo(C.dtype).tiny or not math.isfinite(top / e):   # the log-domain kernel -C/e would be 0/0 or inf
+            raise ValueError(f"`epsilon`={epsilon:g} is too small: epsilon x mean cost = {e:.3g} is not representable "
+                             f"in {C.dtype} against costs up to {top:.3g}; use epsilon >= 1e-6")
+        P = log_sinkhorn(C.detach(), e, n_iter=n_iter)[0]
     return (P * C).sum(), P
 
 # %% ../nbs/12_bootstrap.ipynb #088ad3b9
@@ -158,8 +162,8 @@ def bootstrap_anchors(x, # (n, d_x) source samples: torch tensor or numpy array
     """
     tx, ty, xnp, ia, sp = _check_bootstrap(x, y, x_anchor_idx, seed_pairs)
     for v, nm in ((n_steps, 'n_steps'), (batch_size, 'batch_size'), (n_iter, 'n_iter')): check_int(v, nm, min=1)
-    if not epsilon > 0 or not lr > 0: raise ValueError(f"`epsilon` and `lr` must be > 0, got {epsilon} and {lr}")
-    (n, m), s, K, g = (tx.shape[0], ty.shape[0]), sp.shape[0], len(ia), torch.Generator().manual_seed(check_int(seed, 'seed', min=0))
+    epsilon, lr = check_float(epsilon, 'epsilon', 0, low_open=True), check_float(lr, 'lr', 0, low_open=True)
+    (n, m), s, K, g = (tx.shape[0], ty.shape[0]), sp.shape[0], len(ia), torch.Generator().manual_seed(check_seed(seed))
     perm = torch.randperm(m, generator=g)                      # the optimiser sees Y shuffled
     xn, yn = _normalize(tx.float()), _normalize(ty[perm.to(ty.device)].float())
     seed_y = perm.argsort()[sp[:, 1]].to(yn.device)

@@ -200,14 +200,17 @@ def chapter_times() -> dict:
     >>> isinstance(chapter_times(), dict)
     True
     """
-    try: d = json.loads(_times_path().read_text())
+    try: p = _times_path()
+    except (OSError, ValueError) as e:            # an unusable cache root (RELREP_NB_CACHE): nothing recorded
+        warnings.warn(f"no chapter times: {e}"); return {}
+    try: d = json.loads(p.read_text())
     except OSError: return {}                     # none recorded yet
     except ValueError: d = None                   # not JSON: ignored below, with the warning
     ok = isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, dict) and all(
         isinstance(z, str) and isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for z, t in v.items())
         for k, v in d.items())
     if not ok:      # a cache file is never trusted: bad content is ignored, and overwritten by the next run
-        warnings.warn(f"ignoring {_times_path()}: not a {{chapter: {{size: seconds}}}} table")
+        warnings.warn(f"ignoring {p}: not a {{chapter: {{size: seconds}}}} table")
         return {}
     return d
 
@@ -215,7 +218,7 @@ def _record_time(name:str, size:str, secs:float):
     "Store a successful run's wall time (best effort: an unwritable cache only loses the record)."
     d = chapter_times(); d.setdefault(name, {})[size] = round(float(secs), 1)
     try: _write_json(_times_path(), d)
-    except (OSError, PermissionError): pass
+    except (OSError, ValueError): pass   # unwritable or unusable cache root: only the record is lost
 
 # %% ../nbs/07_claims.ipynb #8eaf1ad5
 def reproduce(chapters:list[str]|None=None, # chapter names; all registered chapters when empty

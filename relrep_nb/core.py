@@ -17,9 +17,9 @@ from .base import (Estimator, TensorState, NotFittedError, save_state, load_stat
 
 # %% auto #0
 __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ComplexDataError', 'as_tensor', 'to_like', 'check_same_space',
-           'check_paired', 'check_samples', 'check_int', 'check_choice', 'check_float', 'torch_threads', 'Similarity',
-           'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim', 'linf_sim',
-           'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
+           'check_paired', 'check_samples', 'check_int', 'check_seed', 'check_choice', 'check_float', 'torch_threads',
+           'Similarity', 'register_similarity', 'cosine_sim', 'inner_sim', 'angular_sim', 'euclidean_sim', 'l1_sim',
+           'linf_sim', 'fit_whitening', 'wip_sim', 'chunk_rows', 'RelativeProjector', 'relative_projection']
 
 # %% ../nbs/00_core.ipynb #3e2f6a57
 def _all_finite(t:torch.Tensor) -> bool:
@@ -52,10 +52,15 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
         if x.dtype == object: x = x.astype(np.float64)   # numbers stored as objects; anything else raises numpy's TypeError
         if not np.issubdtype(x.dtype, np.number) and x.dtype != bool:
             raise TypeError(f"`{name}` must be a numeric array, got dtype {x.dtype}")
+        if x.dtype.kind == 'c': raise ComplexDataError(f"`{name}` is complex ({x.dtype}): relrep_nb works on real spaces (pass .real)")
+        if not x.dtype.isnative: x = x.astype(x.dtype.newbyteorder('='))   # big-endian files (`>f4`): torch reads native order only
+        if x.dtype.kind == 'f' and x.dtype.itemsize > 8: x = x.astype(np.float64)   # float128: torch's widest float is float64
         with warnings.catch_warnings():         # read-only arrays (memmaps): relrep_nb never writes into its inputs
             warnings.filterwarnings('ignore', message='The given NumPy array is not writable')
             t = torch.from_numpy(np.ascontiguousarray(x))
-    else: t = x
+    else:
+        t = x
+        if t.is_meta: raise ValueError(f"`{name}` is a meta tensor (shape {tuple(t.shape)}, no data): materialise it first")
     if t.is_complex(): raise ComplexDataError(f"`{name}` is complex ({t.dtype}): Complex data not supported; relrep_nb works on real spaces (pass .real or split the parts)")
     if not t.is_floating_point(): t = t.to(torch.get_default_dtype())
     if ndim is not None and t.ndim != ndim:
@@ -107,6 +112,8 @@ def check_paired(x, y, # two row-paired sets: row i of `x` and row i of `y` are 
                          f"and row i of {yname} must be the same object")
     if tx.shape[0] < min_rows:
         raise ValueError(f"`{xname}` and `{yname}` need at least {min_rows} rows, got {tx.shape[0]}")
+    for t, nm in ((tx, xname), (ty, yname)):
+        if t.shape[1] == 0: raise ValueError(f"`{nm}` has 0 feature(s) (shape={tuple(t.shape)}): a space needs at least one")
     if same_width and tx.shape[1] != ty.shape[1]:
         raise ValueError(f"`{yname}` has width {ty.shape[1]} but `{xname}` has width {tx.shape[1]}" +
                          (f": {width_hint}" if width_hint else ''))
@@ -151,6 +158,17 @@ def check_int(v, # the value received
         lo = '-inf' if min is None else min; hi = 'inf' if max is None else max
         raise ValueError(f"`{name}` must be in [{lo}, {hi}], got {v}")
     return v
+
+# %% ../nbs/00_core.ipynb #d50c31ae
+def check_seed(v, # the seed received
+               name:str='seed', # the argument's name, used in the message
+              ) -> int:
+    """Return `v` as a Python int usable by numpy's and torch's generators (0 to 2**63 - 1), or raise naming `name`.
+
+    >>> check_seed(np.int64(7))
+    7
+    """
+    return check_int(v, name, min=0, max=2**63 - 1)
 
 # %% ../nbs/00_core.ipynb #71854d4c
 def check_choice(v, # the value received
@@ -392,8 +410,7 @@ def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10)
     ['mean', 'whitener']
     """
     ref, _ = as_tensor(reference, 'reference')
-    if not 0 <= shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {shrinkage}")
-    if eps < 0: raise ValueError(f"`eps` must be >= 0, got {eps}")
+    shrinkage, eps = check_float(shrinkage, 'shrinkage', 0, 1), check_float(eps, 'eps', 0)
     n, d = ref.shape
     if n < 2: raise ValueError(f"`reference` needs at least 2 rows to estimate a covariance, got {n}")
     r = ref.to(torch.float64)
@@ -403,8 +420,8 @@ def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10)
     cov = (1 - shrinkage) * cov + shrinkage * cov.trace() / d * torch.eye(d, dtype=cov.dtype, device=cov.device)
     cov = (cov + cov.T) / 2 + eps * torch.eye(d, dtype=cov.dtype, device=cov.device)
     evals, evecs = torch.linalg.eigh(cov)
-    top = evals.max().clamp_min(_EPS)
-    if evals.min() <= rtol * top:
+    top = evals.max()                # relative to the data's own scale: 1e-11-scale data is not singular
+    if top <= 0 or evals.min() <= rtol * top:
         raise ValueError(f"the covariance of `reference` ({n} rows x {d} dims) is singular "
                          f"(smallest eigenvalue {evals.min().item():.3g}, largest {top.item():.3g}); "
                          f"use shrinkage>0 (e.g. 0.1) or eps>0, or a larger reference set")
@@ -435,6 +452,15 @@ def _wip_prepare(anchors, *, mean, whitener, **_):
 SIMILARITIES['wip'].prepare = _wip_prepare
 
 # %% ../nbs/00_core.ipynb #0361f2e9
+def _check_budget(memory_budget, name:str='memory_budget') -> int:
+    "`memory_budget` as a positive int of bytes (`DEFAULT_MEMORY_BUDGET` when None), or a `TypeError`/`ValueError` naming it."
+    if memory_budget is None: return DEFAULT_MEMORY_BUDGET
+    if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, float, np.integer, np.floating)):
+        raise TypeError(f"`{name}` must be a number of bytes or None, got {type(memory_budget).__name__} {memory_budget!r}")
+    if not math.isfinite(memory_budget) or memory_budget < 1:
+        raise ValueError(f"`{name}` must be a positive, finite number of bytes, got {memory_budget}")
+    return int(memory_budget)
+
 def _env_budget(default:int=512 * 2**20) -> int:
     "The memory budget from `RELREP_NB_MEMORY_BUDGET` (bytes), with an error that names the variable."
     v = os.environ.get('RELREP_NB_MEMORY_BUDGET')
@@ -452,8 +478,7 @@ def chunk_rows(n:int, row_bytes:int, memory_budget:int|None=None) -> int:
     >>> chunk_rows(n=10, row_bytes=100, memory_budget=250)
     2
     """
-    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
-    if budget <= 0: raise ValueError(f"`memory_budget` must be a positive number of bytes, got {memory_budget}")
+    budget = _check_budget(memory_budget)
     return max(1, min(n, budget // max(1, row_bytes)))
 
 # %% ../nbs/00_core.ipynb #12957e9b
@@ -511,7 +536,7 @@ class RelativeProjector(TensorState):
         check_choice(self.pre, 'pre', _PRE); check_choice(self.post, 'post', _POST)
         if self.memory_budget is not None: check_int(self.memory_budget, 'memory_budget', min=1)
         if self.n_anchors is not None: check_int(self.n_anchors, 'n_anchors', min=1)
-        check_choice(self.anchor_method, 'anchor_method', _ANCHOR_METHODS); check_int(self.seed, 'seed')
+        check_choice(self.anchor_method, 'anchor_method', _ANCHOR_METHODS); check_seed(self.seed)
         if self.sim_kw is not None and not isinstance(self.sim_kw, dict):
             raise TypeError(f"`sim_kw` must be a dict of the similarity's options or None, got {type(self.sim_kw).__name__}")
         unknown = sorted(set(self.sim_kw or {}) - _accepted_kw(sim))
@@ -629,6 +654,16 @@ def fit(self:RelativeProjector,
 
 # %% ../nbs/00_core.ipynb #afe604d6
 @patch
+def _checked(self:RelativeProjector, s, n:int, k:int, dtype) -> torch.Tensor:
+    "A similarity's output for `n` rows and `k` anchors: an (n, k) tensor in the input's dtype, or an error naming it."
+    if not isinstance(s, torch.Tensor):
+        raise TypeError(f"similarity {self.sim.name!r} returned {type(s).__name__}; it must return a torch.Tensor")
+    if tuple(s.shape) != (n, k):
+        raise ValueError(f"similarity {self.sim.name!r} returned shape {tuple(s.shape)} for {n} rows and {k} anchors; "
+                         f"it must return (rows, anchors) = ({n}, {k})")
+    return s if s.dtype == dtype else s.to(dtype)   # one dtype whether or not the rows were chunked
+
+@patch
 def _project(self:RelativeProjector, t, post:bool=True):
     "Relative vectors of the validated rows `t`, chunk by chunk, each chunk written into its rows of one output."
     n, k, d = t.shape[0], self.anchors_.shape[0], t.shape[1]
@@ -636,7 +671,7 @@ def _project(self:RelativeProjector, t, post:bool=True):
     kernel = None if grad else self._kernel()      # kernels write in place: not differentiable
     rows = chunk_rows(n, t.element_size() * (2 * d + 2 * k), self.memory_budget)
     if kernel is not None and t.device.type == 'cpu': rows = min(rows, _CPU_BLOCK)
-    fn = lambda xc: self.sim.fn(xc, self.anchors_, **self.stats_, **self.fn_kw_)
+    fn = lambda xc: self._checked(self.sim.fn(xc, self.anchors_, **self.stats_, **self.fn_kw_), xc.shape[0], k, t.dtype)
     if kernel is None and rows >= n:            # one chunk: the similarity's own output is the result
         s = fn(self._pre(t))
         if not _all_finite(s): self._nonfinite(t)

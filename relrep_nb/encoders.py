@@ -29,7 +29,9 @@ def cache_dir(*parts:str, create:bool=True) -> Path:
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME")
         root = Path(xdg)/"relrep_nb" if xdg else Path.home()/".cache"/"relrep_nb"
-    p = Path(root).expanduser().joinpath(*parts)
+    try: p = Path(root).expanduser().joinpath(*parts)
+    except RuntimeError as e:    # "~nouser/x": no such user, or no home directory
+        raise ValueError(f"RELREP_NB_CACHE={root!r} cannot be expanded ({e}): give an absolute path") from None
     if create:
         try: p.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import torch
-from .core import as_tensor, relative_projection, check_int, check_choice, TensorState, patch
+from .core import as_tensor, relative_projection, check_int, check_seed, check_choice, TensorState, patch
 from .base import renamed_kwargs
 from .models import MLP, fit as fit_model, predict
 
@@ -124,6 +124,9 @@ def _check_fit(encoder, T, anchor_idx, y, train):
         if y is None: raise ValueError("encoder='mlp' is trained on labels: give `y` (one pseudo-label per TR), or use encoder='pca' or 'identity'")
         y = np.asarray(y)
         if y.shape != (T,): raise ValueError(f"`y` must have one label per TR, shape ({T},), got {y.shape}")
+        if np.issubdtype(y.dtype, np.floating) and not np.array_equal(y, np.round(y)):   # scikit-learn's "continuous" target
+            raise ValueError(f"`y` holds continuous values (dtype {y.dtype}, e.g. {y[y != np.round(y)][0]!r}): the encoder "
+                             f"is trained as a classifier, give discrete labels (ints or strings)")
         if np.issubdtype(y.dtype, np.number) and (y[train] < 0).any(): raise ValueError("`y` has negative labels on training TRs")
         if len(np.unique(y[train])) < 2: raise ValueError("`y` needs at least 2 distinct labels on the training TRs")
     return anchor_idx, y, train
@@ -154,7 +157,7 @@ class SubjectRelative(TensorState):
     def _check_params(self):
         "Raise a `ValueError`/`TypeError` naming the first invalid parameter (when `fit` starts, and on a loaded file)."
         check_choice(self.encoder, 'encoder', ('identity', 'pca', 'mlp'))
-        check_int(self.n_components, 'n_components', min=1); check_int(self.epochs, 'epochs', min=1); check_int(self.seed, 'seed')
+        check_int(self.n_components, 'n_components', min=1); check_int(self.epochs, 'epochs', min=1); check_seed(self.seed)
         if not isinstance(self.hidden, (tuple, list)) or not self.hidden:
             raise TypeError(f"`hidden` must be a non-empty tuple of layer widths, got {self.hidden!r}")
         for i, h in enumerate(self.hidden): check_int(h, f'hidden[{i}]', min=1)

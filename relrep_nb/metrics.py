@@ -4,10 +4,11 @@
 
 # %% ../nbs/02_metrics.ipynb #28cd3bc5
 from __future__ import annotations
+import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize, check_int
+from .core import as_tensor, to_like, check_same_space, check_paired, chunk_rows, _resolve_similarity, _normalize, check_int, check_seed
 
 # %% auto #0
 __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'paired_cosine', 'cka', 'similarity_pearson',
@@ -38,16 +39,30 @@ def _reduce(v:torch.Tensor, reduction, was_numpy:bool):
     if reduction is None: return to_like(v, was_numpy)
     raise ValueError(f"`reduction` must be 'mean' or None, got {reduction!r}")
 
+_SCALE_FREE = ('cosine', 'angular', 'euclidean', 'inner', 'l1', 'linf', 'wip')   # ranks unchanged by one positive scale
+
+def _common_scale(tx:torch.Tensor, ty:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "Both sets times one power of two (exact) that brings their largest entry near 1: no overflow or underflow in the scores."
+    m = float(torch.maximum(tx.abs().amax(), ty.abs().amax())) if tx.numel() and ty.numel() else 0.
+    if m == 0 or 2.**-20 <= m <= 2.**20: return tx, ty
+    e = -math.frexp(m)[1]; h = e // 2     # two factors: 2**e alone may not fit the dtype (subnormal data)
+    return tx * 2. ** h * 2. ** (e - h), ty * 2. ** h * 2. ** (e - h)
+
+
 # %% ../nbs/02_metrics.ipynb #cb34503c
 def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None):
     "Per query `x[i]`: candidates of `y` strictly more similar than `y[i]` (g) and tied with it (t, itself excluded)."
     tx, ty, was_numpy = _pair(x, y)
+    if isinstance(similarity, str) and similarity in _SCALE_FREE: tx, ty = _common_scale(tx, ty)
     n = tx.shape[0]
     score = _scorer(similarity, ty, rank_only=True)
     rows = chunk_rows(n, tx.element_size() * (3 * n + tx.shape[1]), memory_budget)
     g = torch.empty(n, dtype=torch.float64, device=tx.device); t = torch.empty_like(g)
     for i in range(0, n, rows):
         s = score(tx[i:i + rows])
+        if not bool(torch.isfinite(s).all()):
+            raise ValueError(f"the {similarity!r} scores of `x` against `y` are not finite (NaN/inf: an overflow of "
+                             f"{s.dtype}); rescale the data")
         own = s.gather(1, torch.arange(i, i + s.shape[0], device=s.device)[:, None])
         # scores within a few ulps of the match's are ties: identical candidates can round differently (cancellation in the dot product)
         tol = 16 * torch.finfo(s.dtype).eps * (1 + s.abs().amax(1, keepdim=True))
@@ -358,7 +373,7 @@ def linear_probe(x_train, y_train, x_test, # features (n, d) and integer labels;
     [0, 1]
     """
     xt, _ = as_tensor(x_train, 'x_train'); xs, _ = as_tensor(x_test, 'x_test'); check_same_space(xs, xt, 'x_test', 'x_train')
-    epochs, seed = check_int(epochs, 'epochs', min=1), check_int(seed, 'seed')
+    epochs, seed = check_int(epochs, 'epochs', min=1), check_seed(seed)
     y = torch.as_tensor(np.asarray(y_train), dtype=torch.long)
     if len(y) != len(xt): raise ValueError(f"`y_train` has {len(y)} labels for {len(xt)} rows of `x_train`")
     mu, sd = xt.mean(0), xt.std(0).clamp_min(1e-6)

@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
-from .core import relative_projection, save_state, load_state, patch
+from .core import relative_projection, save_state, load_state, patch, check_seed
+from .base import _build_matching
 
 # %% auto #0
 __all__ = ['set_seed', 'seeded', 'check_input', 'get_act', 'MLP', 'ConvEncoder', 'ConvDecoder', 'RelativeLayer',
@@ -20,12 +21,6 @@ __all__ = ['set_seed', 'seeded', 'check_input', 'get_act', 'MLP', 'ConvEncoder',
            'stitch', 'save_model', 'load_model']
 
 # %% ../nbs/06_models.ipynb #7dc52d8e
-def _check_seed(seed, name='seed'):
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int, got {type(seed).__name__} ({seed!r})")
-    if seed < 0: raise ValueError(f"`{name}` must be >= 0, got {seed}")
-    return int(seed)
-
 def set_seed(seed:int # a non-negative integer
             ) -> int:
     """Seed Python's, numpy's and torch's global generators (CPU and every GPU); returns `seed`.
@@ -33,7 +28,7 @@ def set_seed(seed:int # a non-negative integer
     >>> set_seed(3)
     3
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     random.seed(seed); np.random.seed(seed % 2**32); torch.manual_seed(seed)
     return seed
 
@@ -50,7 +45,7 @@ def seeded(seed:int|None, # seed for torch's generators inside the block; None: 
     """
     if seed is None:
         yield; return
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     dev = torch.device(device) if device is not None else None
     devices = [dev.index if dev.index is not None else torch.cuda.current_device()] if dev is not None and dev.type == 'cuda' else []
     with torch.random.fork_rng(devices=devices):
@@ -473,7 +468,7 @@ class VAE(AE):
                  seed:int=0): # seed of the prior draws
         "Decode `n` draws from the standard normal prior (through the relative layer for a relative VAE)."
         p = next(self.parameters())
-        z = torch.randn(n, self.latent_dim, generator=torch.Generator().manual_seed(_check_seed(seed))).to(p)
+        z = torch.randn(n, self.latent_dim, generator=torch.Generator().manual_seed(check_seed(seed))).to(p)
         was = self.training; self.eval()
         try: return self.decode(self._head(z))
         finally: self.train(was)
@@ -627,7 +622,7 @@ def fit(model:nn.Module, # the model to train in place (left with its best weigh
     True
     """
     if not isinstance(model, nn.Module): raise TypeError(f"`model` must be an nn.Module, got {type(model).__name__}")
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     for nm, v, lo in (('epochs', epochs, 1), ('batch_size', batch_size, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"`{nm}` must be an int >= {lo}, got {v!r}")
     if patience is not None and (not isinstance(patience, (int, np.integer)) or patience < 1):
@@ -814,6 +809,6 @@ def load_model(path, # a file written by `save_model`
     d = load_state(path, 'model', map_location)
     if not isinstance(d, dict) or d.get('cls') not in _REGISTRY:
         raise ValueError(f"{path} was not written by save_model (expected one of {sorted(_REGISTRY)})")
-    m = _REGISTRY[d['cls']](**d['hparams'])
-    m.load_state_dict(d['state'])
+    if not isinstance(d.get('hparams'), dict): raise ValueError(f"{path} holds no constructor arguments")
+    m = _build_matching(lambda: _REGISTRY[d['cls']](**d['hparams']), d.get('state'), str(path))   # sizes checked before allocating
     return m.to(map_location).eval()

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from .core import (as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_choice,
+from .core import (as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_seed, check_choice,
                             patch, renamed_kwargs)
 
 # %% auto #0
@@ -159,7 +159,7 @@ class PARAM(TensorState):
 def _check_params(self:PARAM):
     "Raise a `ValueError`/`TypeError` naming the first invalid parameter."
     for nm in ('n_anchors', 'n_steps', 'batch_size'): check_int(getattr(self, nm), nm, min=1)
-    check_int(self.seed, 'seed')
+    check_seed(self.seed)
     check_choice(self.similarity, 'similarity', ('wip', 'cosine'))
     if not 0 <= self.shrinkage <= 1: raise ValueError(f"`shrinkage` must be in [0, 1], got {self.shrinkage}")
     if self.eps < 0: raise ValueError(f"`eps` must be >= 0, got {self.eps}")

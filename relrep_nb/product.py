@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from .core import RelativeProjector, TensorState, check_int, check_choice, check_samples, patch
+from .core import RelativeProjector, TensorState, check_int, check_choice, check_samples, chunk_rows, as_tensor, to_like, patch
 from .base import _fitted_tensors, _fitted_plain
 
 # %% auto #0
@@ -59,12 +59,6 @@ class ProductProjector(TensorState):
     @property
     def n_spaces(self) -> int: return len(self.names)
 
-    def transform(self, x):
-        "Relative spaces of `x` (n, d), stacked as (n, S, k): same type, device and dtype as `x`."
-        self._check_fitted()
-        outs = [p.transform(x) for p in self.projectors_]
-        return np.stack(outs, axis=1) if isinstance(outs[0], np.ndarray) else torch.stack(outs, dim=1)
-
     def __call__(self, x): return self.transform(x)
 
 
@@ -83,6 +77,21 @@ def fit(self:ProductProjector, X, # (m, d): the anchors when `n_anchors` is None
     self.n_features_in_, self.n_anchors_ = a.shape[1], a.shape[0]
     return self
 
+
+# %% ../nbs/11_invariances.ipynb #30a5e0ff
+@patch
+def transform(self:ProductProjector, x):
+    "Relative spaces of `x` (n, d), stacked as (n, S, k): same type, device and dtype as `x`."
+    self._check_fitted()
+    t, was_numpy = as_tensor(x, 'x', finite=False)      # every space checks its rows
+    self._check_width(t, 'x')
+    n, S, k = t.shape[0], len(self.projectors_), self.n_anchors_
+    dt = t.dtype if t.is_floating_point() else torch.get_default_dtype()
+    out = torch.empty(n, S, k, dtype=dt, device=t.device)      # written in place: peak = output + one block per space
+    rows = chunk_rows(n, 4 * k * out.element_size(), self.memory_budget)
+    for i in range(0, n, rows):
+        for s, p in enumerate(self.projectors_): out[i:i + rows, s] = p.transform(t[i:i + rows])
+    return to_like(out, was_numpy)
 
 # %% ../nbs/11_invariances.ipynb #5f82e9da
 @patch

@@ -104,7 +104,8 @@ class IncompleteStoreError(ValueError):
 def open_store(path, # a zarr array store (a folder)
                mode:str='r', # zarr's open mode
               ):
-    """The zarr array at `path`; raises `IncompleteStoreError` when it is marked incomplete (`complete` = False).
+    """The zarr array at `path`; raises `IncompleteStoreError` when it is marked incomplete (`complete` = False)
+    or, for a store written by `project_to_zarr`, when fewer chunks are present than it wrote (`chunks_written`).
 
     >>> import tempfile, zarr; z = zarr.create_array(tempfile.mkdtemp() + '/a.zarr', shape=(2, 2), dtype='f4', attributes={'complete': False})
     >>> open_store(z.store_path.store.root)
@@ -119,6 +120,10 @@ def open_store(path, # a zarr array store (a folder)
     if z.attrs.get('complete', True) is not True:
         raise IncompleteStoreError(f"the zarr store {path} is incomplete (attribute complete={z.attrs.get('complete')!r}): "
                                    f"the run that wrote it failed or was stopped; rerun it with overwrite=True")
+    want = z.attrs.get('chunks_written')
+    if want is not None and z.nchunks_initialized != want:   # a deleted chunk would read as the fill value (zeros)
+        raise IncompleteStoreError(f"the zarr store {path} holds {z.nchunks_initialized} of the {want} chunks written "
+                                   f"to it: chunks were removed or lost; rerun the projection with overwrite=True")
     return z
 
 # %% ../nbs/08_scale.ipynb #b5936fe7
@@ -167,8 +172,17 @@ def _write_block(block, dest:str, block_info=None) -> np.ndarray:
     "Write `block` at its rows of the zarr array at `dest` (one whole chunk); returns its row count as a (1, 1) array."
     zarr = require_scale('zarr')
     start = block_info[0]['array-location'][0][0]
-    zarr.open_array(dest, mode='r+')[start:start + len(block)] = block
+    z = zarr.open_array(dest, mode='r+').with_config({'write_empty_chunks': True})   # every chunk on disk, zeros too
+    z[start:start + len(block)] = block
     return np.full((1, 1), len(block), dtype=np.int64)
+
+def _check_apart(source:Path, dest:Path):
+    "Refuse a `dest` that is `source`, holds it or lies inside it: overwriting it would erase the input being read."
+    s, d = source.resolve(), dest.resolve()
+    if s == d or s.is_relative_to(d) or d.is_relative_to(s):
+        raise ValueError(f"`dest` {dest} is, contains or lies inside `source` {source}: writing it would erase the "
+                         f"rows being projected; choose a path outside the source")
+
 
 # %% ../nbs/08_scale.ipynb #ca5062fd
 def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
@@ -210,6 +224,7 @@ def project_to_zarr(fitted, # a fitted estimator with `transform` (e.g. `Relativ
                    ) -> dict:
     "Write `fitted.transform(rows of source)` to the zarr store `dest`, chunk by chunk; mark it complete last."
     da, dask = require_scale('dask.array', 'dask')
+    if not isinstance(source, da.Array): _check_apart(Path(source), Path(dest))   # before anything is opened
     x = source if isinstance(source, da.Array) else open_embeddings(source, chunk_rows)
     if x.ndim != 2: raise ValueError(f"`source` must hold 2-D rows (n, d), got shape {x.shape}")
     if chunk_rows is not None: check_int(chunk_rows, 'chunk_rows', min=1)
@@ -228,7 +243,8 @@ def project_to_zarr(fitted, # a fitted estimator with `transform` (e.g. `Relativ
         raise RuntimeError(f"projecting to {dest} failed ({type(e).__name__}: {e}); the store is marked incomplete "
                            f"(complete=False) and open_store refuses it: fix the cause and rerun with overwrite=True") from e
     secs = time.perf_counter() - t0
-    require_scale('zarr').open_array(str(dest), mode='r+').update_attributes({'seconds': secs, 'complete': True})
+    require_scale('zarr').open_array(str(dest), mode='r+').update_attributes(
+        {'seconds': secs, 'chunks_written': len(tasks), 'complete': True})
     return dict(dest=str(dest), rows=done, shape=tuple(y.shape), chunks=len(tasks), seconds=secs, rows_per_s=done / secs)
 
 # %% ../nbs/08_scale.ipynb #597c379e

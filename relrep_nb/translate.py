@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch, check_int, renamed_kwargs
+from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch, check_int, check_seed, renamed_kwargs
 
 # %% auto #0
 __all__ = ['TRANSLATION_METHODS', 'Translator', 'translate']
@@ -61,7 +61,7 @@ class Translator(TensorState):
             raise ValueError(f"unknown translation `method` {self.method!r}; expected one of {TRANSLATION_METHODS}")
         if not any(self.std_scale is v or (isinstance(v, str) and self.std_scale == v) for v in _STD):
             raise ValueError(f"`std_scale` must be True, False or 'global', got {self.std_scale!r}")
-        check_int(self.seed, 'seed')
+        check_seed(self.seed)
 
     def _check(self, t, name, width, side):
         self._check_fitted()

@@ -225,3 +225,163 @@ def test_learned_gw_numeric_parameters_named(kw, name):
     from relrep_nb.gw import LearnedGW
     x = torch.randn(30, 4)
     with pytest.raises((ValueError, TypeError), match=f'`{name}`'): LearnedGW(n_steps=1, n_restarts=1, **kw).fit(x, x)
+
+def _zarr_case(tmp_path):
+    pytest.importorskip('zarr'); pytest.importorskip('dask')
+    from relrep_nb.scale import project_to_zarr
+    x = np.random.default_rng(0).normal(size=(300, 8)).astype(np.float32)
+    p = RelativeProjector().fit(torch.from_numpy(x[:10]))
+    return project_to_zarr, p, x
+
+def test_project_to_zarr_refuses_to_overwrite_its_source(tmp_path):
+    "Before: dest == source with overwrite=True deleted the source, wrote zeros and marked the store complete."
+    import zarr
+    project_to_zarr, p, x = _zarr_case(tmp_path)
+    zarr.create_array(str(tmp_path/'x.zarr'), data=x, chunks=(100, 8))
+    np.save(tmp_path/'x.npy', x)
+    for src, dest in [(tmp_path/'x.zarr', tmp_path/'x.zarr'), (tmp_path/'x.zarr', tmp_path),
+                      (tmp_path/'x.zarr', tmp_path/'x.zarr'/'out.zarr'), (tmp_path/'x.npy', tmp_path)]:
+        with pytest.raises(ValueError, match='lies inside `source`'):
+            project_to_zarr(p, src, dest, overwrite=True, progress=False)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path/'x.zarr'))[:], x)   # source intact
+
+def test_store_with_missing_chunk_is_refused(tmp_path):
+    "Before: a complete store with a deleted chunk opened and read zeros for its rows."
+    from relrep_nb.scale import open_store, open_embeddings, IncompleteStoreError
+    project_to_zarr, p, x = _zarr_case(tmp_path)
+    np.save(tmp_path/'x.npy', np.zeros_like(x))   # all-zero chunks must be on disk too (zarr skips them by default)
+    project_to_zarr(p, tmp_path/'x.npy', tmp_path/'rel.zarr', chunk_rows=100, progress=False)
+    assert open_store(tmp_path/'rel.zarr').nchunks_initialized == 3
+    (tmp_path/'rel.zarr'/'c'/'1'/'0').unlink()
+    for f in (open_store, open_embeddings):
+        with pytest.raises(IncompleteStoreError, match='holds 2 of the 3 chunks'): f(tmp_path/'rel.zarr')
+
+@pytest.mark.parametrize('scale', [1e20, 1e30, 1e-30, 1e-40])
+def test_retrieval_metrics_at_extreme_scales(scale):
+    "Before: foscttm(x*1e20, x*1e20) = -0.017 (outside [0, 1]), mrr(x*1e30, euclidean) = 0.0; the ranks of one positive scale are the ranks at 1."
+    x = np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32)
+    xs = x * np.float32(scale)
+    assert foscttm(xs, xs) == 0.0
+    for sim in ('euclidean', 'cosine', 'inner'):
+        assert mrr(xs, xs, similarity=sim) == pytest.approx(mrr(x, x, similarity=sim), abs=1e-12)
+    assert recall_at_k(xs, xs, 1, similarity='euclidean') == 1.0
+
+def test_asif_inner_overflow_named():
+    "Before: ASIF(similarity='inner') at 1e19 gave NaN scores and predict returned zeros."
+    from relrep_nb.asif import ASIF
+    g = np.random.default_rng(0); a, b = g.normal(size=(40, 8)).astype(np.float32), g.normal(size=(40, 6)).astype(np.float32)
+    m = ASIF(k=5, similarity='inner').fit(a * 1e19, b)
+    with pytest.raises(ValueError, match='inner similarity of `x` to the anchors overflowed'): m.predict(a * 1e19, b)
+    with pytest.raises(ValueError, match='`candidates` is empty'): ASIF(k=5).fit(a, b).predict(a, b[:0])
+
+@pytest.mark.parametrize('case, err, msg', [
+    (lambda x: RelativeProjector().fit(x[:10].astype('>f4')).transform(x.astype('>f4')), None, None),   # big-endian: converted
+    (lambda x: RelativeProjector().fit(x[:10].astype(np.longdouble)).transform(x), None, None),          # float128: float64
+    (lambda x: sample_anchors(x, 5, seed=2**70), ValueError, r'`seed` must be in \[0, 9223372036854775807\]'),
+    (lambda x: RelativeProjector(n_anchors=5, seed=2**70).fit(x), ValueError, '`seed` must be in'),
+    (lambda x: sample_anchors(x, 5, method='kmeans', memory_budget='a'), TypeError, '`memory_budget` must be a number of bytes'),
+    (lambda x: sample_anchors(x, 5, method='kmeans', memory_budget=float('inf')), ValueError, '`memory_budget` must be a positive, finite'),
+    (lambda x: relative_projection(x, x[:5], similarity='wip', shrinkage='a'), TypeError, '`shrinkage` must be a real number'),
+    (lambda x: relative_projection(x, x[:5], similarity='wip', eps=float('nan')), ValueError, '`eps` must be finite'),
+    (lambda x: RelativeProjector().fit(torch.empty(10, 6, device='meta')), ValueError, 'meta tensor'),
+    (lambda x: Translator('linear').fit(x, x[:, :0]), ValueError, r'`y` has 0 feature\(s\)'),
+    (lambda x: RelativeProjector(pre='center').fit(x[:5], reference=x[:0]), ValueError, '`reference` is empty'),
+])
+def test_raw_torch_errors_are_named(case, err, msg):
+    "Before: each raised torch's or numpy's own error (byte order, longdouble, long-long overflow, int('a'), oneMKL, eigh)."
+    x = np.random.default_rng(0).normal(size=(60, 6)).astype(np.float32)
+    if err is None: assert np.isfinite(case(x)).all()
+    else:
+        with pytest.raises(err, match=msg): case(x)
+
+def test_seeds_named_everywhere():
+    from relrep_nb.asif import ASIF
+    from relrep_nb.param import PARAM
+    x = np.random.default_rng(0).normal(size=(60, 6)).astype(np.float32)
+    with pytest.raises(TypeError, match='`seed` must be an int'): ASIF(seed='a', index='faiss-ivf').fit(x, x)
+    with pytest.raises(TypeError, match='`seed` must be an int'): PARAM.random(2, 5, seed='x')
+
+def test_wip_scale_free_at_tiny_scale():
+    "Before: data at scale 1e-11 with shrinkage=0.5 was called singular (an absolute floor of 1e-12 on the eigenvalues)."
+    x = np.random.default_rng(0).normal(size=(60, 6))
+    kw = dict(similarity='wip', shrinkage=0.5)
+    np.testing.assert_allclose(relative_projection(x * 1e-11, x[:10] * 1e-11, **kw), relative_projection(x, x[:10], **kw), rtol=1e-8)
+    with pytest.raises(ValueError, match='singular'): relative_projection(x, np.zeros((10, 6)), similarity='wip')
+
+def test_bootstrap_epsilon_named():
+    "Before: epsilon=1e-45 said '`eps` must be > 0, got nan' (the name and value of an internal variable)."
+    from relrep_nb.bootstrap import bootstrap_anchors
+    x = np.random.default_rng(0).normal(size=(100, 8)).astype(np.float32)
+    sp = np.stack([np.arange(5)] * 2, 1)
+    with pytest.raises(ValueError, match='`epsilon`=1e-45 is too small'):
+        bootstrap_anchors(x, x, np.arange(20), sp, n_steps=2, epsilon=1e-45)
+    with pytest.raises(ValueError, match='`lr` must be finite'): bootstrap_anchors(x, x, np.arange(20), sp, lr=float('inf'))
+
+@pytest.mark.parametrize('out, err, msg', [
+    (lambda x, a: (x @ a.T).T, ValueError, r'returned shape \(5, \d+\) for \d+ rows and 5 anchors'),
+    (lambda x, a: torch.cat([x @ a.T, x[:, :1]], 1), ValueError, r'returned shape \(\d+, 6\)'),
+    (lambda x, a: (x @ a.T).numpy(), TypeError, 'must return a torch.Tensor'),
+])
+def test_custom_similarity_output_checked(out, err, msg):
+    "Before: a wrong shape was returned as is unchunked and failed with a RuntimeError chunked."
+    x = torch.randn(40, 6)
+    for budget in (None, 64):      # one chunk, many chunks: the same error
+        with pytest.raises(err, match=msg): relative_projection(x, x[:5], similarity=out, memory_budget=budget)
+
+def test_custom_similarity_dtype_consistent():
+    "Before: a float64 output was returned as float64 unchunked and float32 chunked."
+    x = torch.randn(40, 6)
+    f = lambda x, a: (x @ a.T).double()
+    for budget in (None, 64): assert relative_projection(x, x[:5], similarity=f, memory_budget=budget).dtype == torch.float32
+
+def test_subject_relative_continuous_labels_named():
+    "Before: float labels gave a raw torch error (or a class per distinct float)."
+    from relrep_nb.fmri import SubjectRelative
+    x = np.random.default_rng(0).normal(size=(60, 6)).astype(np.float32)
+    with pytest.raises(ValueError, match='`y` holds continuous values'):
+        SubjectRelative('mlp').fit([x, x], np.arange(10), y=np.random.default_rng(1).random(60))
+    SubjectRelative('mlp', epochs=2).fit([x, x], np.arange(10), y=np.arange(60) % 3 * 1.0)   # integral floats are classes
+
+def test_product_projector_peak_memory_bounded():
+    "Before: with memory_budget=4 MiB, transform peaked at twice its output (S outputs, then their stacked copy)."
+    code = '''
+import resource, numpy as np
+from relrep_nb.product import ProductProjector
+rss = lambda: int(open('/proc/self/statm').read().split()[1]) * 4096
+x = np.random.default_rng(0).normal(size=(20000, 64)).astype(np.float32)
+p = ProductProjector(memory_budget=4 * 2**20).fit(x[:256]); p.transform(x[:100])
+base = rss(); r = p.transform(x)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base, r.nbytes)'''
+    extra, out = map(int, subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.split())
+    assert extra < out + 24 * 2**20, (extra / 2**20, out / 2**20)
+
+def test_forged_architecture_refused_before_allocation(tmp_path):
+    "Before: a 6.5 KB file with a valid checksum declaring hidden=[20000] allocated about 1 GB before failing."
+    from relrep_nb.models import MLP, save_model, load_model
+    from relrep_nb.base import save_state
+    m = MLP(784, 10, hidden=(8,), seed=0)
+    save_model(m, tmp_path/'m.pt')
+    d = load_state(tmp_path/'m.pt', 'model')
+    d['hparams']['hidden'] = (20000, 20000)
+    save_state(d, tmp_path/'forged.pt', 'model')
+    code = f'''
+import resource
+from relrep_nb.models import load_model
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try: load_model({str(tmp_path/'forged.pt')!r})
+except ValueError as e: print(type(e).__name__, 'architecture its weights do not match' in str(e))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)'''
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[:2] == ['ValueError', 'True'] and int(out[2]) * 1024 < 64 * 2**20, out   # < 64 MiB (declared: 1.6 GB)
+    torch.testing.assert_close(load_model(tmp_path/'m.pt')(torch.ones(1, 784)), m.eval()(torch.ones(1, 784)))
+
+def test_unexpandable_cache_root_named(monkeypatch):
+    "Before: RELREP_NB_CACHE='~nouser/x' raised pathlib's RuntimeError ('Could not determine home directory') and `relrep-nb list` crashed."
+    import relrep_nb.encoders as enc
+    from relrep_nb.claims import chapter_times
+    monkeypatch.setenv('RELREP_NB_CACHE', '~nouser_relrep/x')
+    with pytest.raises(ValueError, match="RELREP_NB_CACHE='~nouser_relrep/x' cannot be expanded"): enc.cache_dir('x')
+    with pytest.warns(UserWarning, match='no chapter times'): assert chapter_times() == {}
+    r = subprocess.run([sys.executable, '-c', 'import sys; from relrep_nb.cli import main; sys.exit(main(["list"]))'], capture_output=True, text=True,
+                       env=dict(os.environ, RELREP_NB_CACHE='~nouser_relrep/x'))
+    assert r.returncode == 0 and 'latent_gw' in r.stdout, r.stderr[-500:]
