@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, warnings
 from pathlib import Path
+from typing import Callable
 import numpy as np
 import torch
 
@@ -14,7 +15,7 @@ __all__ = ['VOCABULARY', 'patch', 'warn_renamed', 'renamed_kwargs', 'check_devic
            'NotFittedError', 'Estimator', 'TensorState', 'load']
 
 # %% ../nbs/00a_base.ipynb #fe702cb1
-def patch(f):
+def patch(f:Callable) -> Callable:
     """Decorator: make `f` a method of the class annotated on its first parameter (`def m(self:Cls, ...)`).
 
     >>> class A: pass
@@ -377,8 +378,8 @@ class TensorState(Estimator):
 
 # %% ../nbs/00a_base.ipynb #1d4547f2
 def load(path, # a file written by any estimator's `save`
-         map_location='cpu', # where the loaded tensors go
-        ):
+         map_location:str|torch.device='cpu', # where the loaded tensors go
+        ) -> 'TensorState':
     """Load any estimator file of the package and return an object of the class that wrote it (no code from the file runs).
 
     >>> import tempfile, os; from relrep_nb.core import RelativeProjector

@@ -287,7 +287,7 @@ def _low_precision(f):
 
 # %% ../nbs/00_core.ipynb #4fa0f322
 @register_similarity('cosine', invariances='rotations, reflections, isotropic rescaling')
-def cosine_sim(x, anchors, **_):
+def cosine_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Cosine similarity; a zero-norm row (sample or anchor) scores 0 against everything.
 
     >>> cosine_sim(torch.tensor([[3., 4.]]).double(), torch.tensor([[1., 0.], [0., 0.]]).double()).tolist()
@@ -316,7 +316,7 @@ SIMILARITIES['cosine'].prepare = _cosine_prepare
 
 # %% ../nbs/00_core.ipynb #74299666
 @register_similarity('inner', invariances='orthogonal maps (x and anchors transformed together)')
-def inner_sim(x, anchors, **_):
+def inner_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Plain inner product.
 
     >>> inner_sim(torch.tensor([[3., 4.]]), torch.tensor([[1., 2.]])).tolist()
@@ -335,7 +335,7 @@ SIMILARITIES['inner'].prepare = _inner_prepare
 
 # %% ../nbs/00_core.ipynb #2e015d97
 @register_similarity('angular', invariances='rotations, reflections, isotropic rescaling')
-def angular_sim(x, anchors, **_):
+def angular_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Angular similarity `1 - angle/pi` in [0, 1]; zero-norm rows score 1/2 (angle pi/2).
 
     >>> angular_sim(torch.tensor([[1., 0.]]), torch.tensor([[1., 0.], [0., 1.], [-1., 0.]])).tolist()
@@ -346,7 +346,7 @@ def angular_sim(x, anchors, **_):
 # %% ../nbs/00_core.ipynb #08f1ea3f
 @register_similarity('euclidean', invariances='rotations, reflections, translations')
 @_low_precision
-def euclidean_sim(x, anchors, **_):
+def euclidean_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Negated Euclidean distance (exact differences for d <= 32, else the Gram form centred at the anchors' mean).
 
     >>> euclidean_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
@@ -383,7 +383,7 @@ SIMILARITIES['euclidean'].prepare = _euclidean_prepare
 # %% ../nbs/00_core.ipynb #2d4fef99
 @register_similarity('l1', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
-def l1_sim(x, anchors, **_):
+def l1_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Negated L1 (Manhattan) distance.
 
     >>> l1_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
@@ -394,7 +394,7 @@ def l1_sim(x, anchors, **_):
 # %% ../nbs/00_core.ipynb #b7ab2552
 @register_similarity('linf', invariances='coordinate permutations and sign flips, translations')
 @_low_precision
-def linf_sim(x, anchors, **_):
+def linf_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
     """Negated L-infinity (Chebyshev) distance.
 
     >>> linf_sim(torch.tensor([[0., 0.]]), torch.tensor([[3., 4.]])).tolist()
@@ -428,7 +428,7 @@ def fit_whitening(reference, shrinkage:float=0., eps:float=0., rtol:float=1e-10)
     whitener = evecs * evals.rsqrt()  # columns scaled: z = (x - mu) @ whitener, so z z'^T = (x-mu)^T W (x'-mu)
     return dict(mean=mu.to(ref.dtype), whitener=whitener.to(ref.dtype))
 
-def wip_sim(x, anchors, *, mean, whitener, **_):
+def wip_sim(x:torch.Tensor, anchors:torch.Tensor, *, mean:torch.Tensor, whitener:torch.Tensor, **_) -> torch.Tensor:
     """Whitened inner product given the fitted `mean` and `whitener` (see `fit_whitening`).
 
     >>> ref = torch.randn(200, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
@@ -742,7 +742,7 @@ def relative_projection(x, # (n, d) samples: torch tensor (device and dtype kept
                         anchors, # (k, d) anchors in the same space as `x`
                         similarity='cosine', # a name in `SIMILARITIES`, a `Similarity` or a callable
                         reference=None, # (m, d) set on which statistics are fitted (default: the anchors)
-                        **kw): # `pre`, `post`, `memory_budget`, and the similarity's options (`shrinkage`, `eps`) by name
+                        **kw) -> torch.Tensor|np.ndarray: # `pre`, `post`, `memory_budget`, and the similarity's options (`shrinkage`, `eps`) by name
     """Relative representation of `x` with respect to `anchors`: an (n, k) matrix of similarities.
 
     >>> x = torch.tensor([[1., 0.], [0., 2.]]); relative_projection(x, x).tolist()

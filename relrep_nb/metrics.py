@@ -15,10 +15,18 @@ __all__ = ['match_ranks', 'mrr', 'recall_at_k', 'foscttm', 'jaccard_at_k', 'pair
            'stitching_index', 'weighted_f1', 'macro_f1', 'linear_probe']
 
 # %% ../nbs/02_metrics.ipynb #d05eabcf
-def _pair(x, y, same_width:bool=True, min_rows:int=1):
-    "Validate two row-paired sets for a metric (see `check_paired`)."
-    return check_paired(x, y, same_width=same_width, min_rows=min_rows, width_hint='this metric compares the two '
-                        'sets in one space (translate one first, e.g. with relrep_nb.translate.Translator)')
+def _pair(x, y, same_width:bool=True, min_rows:int=1, exclude=None):
+    "Validate two row-paired sets for a metric (see `check_paired`), without the rows `exclude` (indices)."
+    tx, ty, was_numpy = check_paired(x, y, same_width=same_width, min_rows=min_rows, width_hint='this metric compares '
+                                     'the two sets in one space (translate one first, e.g. with relrep_nb.translate.Translator)')
+    if exclude is None: return tx, ty, was_numpy
+    e = torch.as_tensor(np.asarray(exclude.cpu() if isinstance(exclude, torch.Tensor) else exclude)).flatten()
+    if e.numel() and (e.is_floating_point() or e.dtype == torch.bool or e.min() < 0 or e.max() >= tx.shape[0]):
+        raise ValueError(f"`exclude` must hold row indices in [0, {tx.shape[0]}), got {e[:5].tolist()}...")
+    keep = torch.ones(tx.shape[0], dtype=torch.bool); keep[e.long()] = False
+    if int(keep.sum()) < min_rows: raise ValueError(f"`exclude` leaves {int(keep.sum())} rows; at least {min_rows} needed")
+    keep = keep.to(tx.device)
+    return tx[keep], ty[keep], was_numpy
 
 def _scorer(similarity, ref:torch.Tensor, rank_only:bool=False):
     "A function `q -> (len(q), len(ref))` scores against `ref`; statistics (if any) are fitted on `ref`."
@@ -50,9 +58,9 @@ def _common_scale(tx:torch.Tensor, ty:torch.Tensor) -> tuple[torch.Tensor, torch
 
 
 # %% ../nbs/02_metrics.ipynb #cb34503c
-def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None):
+def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None, exclude=None):
     "Per query `x[i]`: candidates of `y` strictly more similar than `y[i]` (g) and tied with it (t, itself excluded)."
-    tx, ty, was_numpy = _pair(x, y)
+    tx, ty, was_numpy = _pair(x, y, exclude=exclude)
     if isinstance(similarity, str) and similarity in _SCALE_FREE: tx, ty = _common_scale(tx, ty)
     n = tx.shape[0]
     score = _scorer(similarity, ty, rank_only=True)
@@ -73,13 +81,15 @@ def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None):
 def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
                 y, # (n, d) candidates, in the same space as `x`
                 similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
-                memory_budget:int|None=None): # bytes of intermediates per block of queries
+                memory_budget:int|None=None, # bytes of intermediates per block of queries
+                exclude=None, # rows left out as queries and candidates (e.g. the anchors, which match trivially)
+               ):
     """Rank (1 = best) of `y[i]` among all rows of `y` for query `x[i]`: expected rank under random tie-breaking.
 
     >>> match_ranks(np.eye(3), np.eye(3)).tolist(), match_ranks(np.ones((3, 2)), np.ones((3, 2))).tolist()
     ([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
     """
-    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget, exclude)
     return to_like(1 + g + t / 2, was_numpy)
 
 # %% ../nbs/02_metrics.ipynb #f7570d5d
@@ -88,7 +98,8 @@ def mrr(x, # (n, d) queries: row i's true match is row i of `y`
         k:int|None=None, # cutoff: ranks above k contribute 0 (None: no cutoff)
         similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable
         reduction:str|None='mean', # "mean" (a float) or None (per-query reciprocal ranks)
-        memory_budget:int|None=None): # bytes of intermediates per block of queries
+        memory_budget:int|None=None, # bytes of intermediates per block of queries
+        exclude=None): # rows left out as queries and candidates (e.g. the anchors, which match trivially)
     """Mean reciprocal rank of the true match `y[i]` when ranking all rows of `y` against `x[i]` (ties: random order, in expectation).
 
     >>> x = np.eye(4); mrr(x, x), round(mrr(x, x[::-1].copy()), 4)
@@ -96,7 +107,7 @@ def mrr(x, # (n, d) queries: row i's true match is row i of `y`
     """
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ValueError(f"`k` must be a positive integer or None, got {k!r}")
-    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget, exclude)
     # the mean of 1/r over the tied positions r = g+1 ... g+t+1 (cut at k): a difference of harmonic numbers
     top = g + t + 1 if k is None else torch.clamp(g + t + 1, max=k)
     h = lambda m: torch.digamma(m + 1)
@@ -110,7 +121,8 @@ def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
                 k:int=1, # the match must be among the k most similar candidates
                 similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable
                 reduction:str|None='mean', # "mean" (a float) or None (per-query 0/1)
-                memory_budget:int|None=None): # bytes of intermediates per block of queries
+                memory_budget:int|None=None, # bytes of intermediates per block of queries
+                exclude=None): # rows left out as queries and candidates (e.g. the anchors, which match trivially)
     """Fraction of queries `x[i]` whose true match `y[i]` is among the `k` most similar rows of `y`.
 
     >>> x = np.eye(4); recall_at_k(x, x, k=1)
@@ -118,7 +130,7 @@ def recall_at_k(x, # (n, d) queries: row i's true match is row i of `y`
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"`k` must be a positive integer, got {k!r}")
-    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget)
+    g, t, was_numpy = _rank_counts(x, y, similarity, memory_budget, exclude)
     return _reduce(((k - g) / (t + 1)).clamp(0, 1), reduction, was_numpy)   # P(rank <= k) over random tie orders
 
 # %% ../nbs/02_metrics.ipynb #bfec1eb4
@@ -126,13 +138,14 @@ def foscttm(x, # (n, d) first domain, aligned to `y`: row i's true match is row 
             y, # (n, d) second domain, in the same space as `x`
             similarity='euclidean', # "closer" = more similar; "euclidean" is the negated Euclidean distance
             reduction:str|None='mean', # "mean" (a float) or None (per-sample values, both directions averaged)
-            memory_budget:int|None=None): # bytes of intermediates per block of queries
+            memory_budget:int|None=None, # bytes of intermediates per block of queries
+            exclude=None): # rows left out as queries and candidates (e.g. the anchors, which match trivially)
     """Fraction of samples closer than the true match, /(n-1), averaged over samples and both directions.
 
     >>> x = np.arange(5.)[:, None]; foscttm(x, x), round(foscttm(x, x[::-1].copy()), 4)
     (0.0, 0.7)
     """
-    tx, ty, was_numpy = _pair(x, y, min_rows=2)
+    tx, ty, was_numpy = _pair(x, y, min_rows=2, exclude=exclude)
     n = tx.shape[0]
     rxy = match_ranks(tx, ty, similarity, memory_budget)     # ties count half: the expected rank
     ryx = match_ranks(ty, tx, similarity, memory_budget)
@@ -151,13 +164,14 @@ def jaccard_at_k(x, # (n, d1) first space
                  k:int=10, # neighbourhood size, 1 <= k <= n-1
                  similarity='cosine', # similarity defining the neighbourhoods in both spaces
                  reduction:str|None='mean', # "mean" (a float) or None (per-row Jaccard)
-                 memory_budget:int|None=None): # bytes of intermediates per block of rows
+                 memory_budget:int|None=None, # bytes of intermediates per block of rows
+                 exclude=None): # rows left out of the neighbourhoods (e.g. the anchors)
     """Mean Jaccard index between the k-NN sets (self excluded) of each row, computed in `x` and in `y`.
 
     >>> x = np.random.default_rng(0).normal(size=(30, 3)); jaccard_at_k(x, 2 * x, k=5)
     1.0
     """
-    tx, ty, was_numpy = _pair(x, y, same_width=False, min_rows=2)
+    tx, ty, was_numpy = _pair(x, y, same_width=False, min_rows=2, exclude=exclude)
     n = tx.shape[0]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
         raise ValueError(f"`k` must be an integer in [1, n-1] = [1, {n - 1}], got {k!r}")

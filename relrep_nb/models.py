@@ -799,7 +799,7 @@ _REGISTRY = {c.__name__: c for c in (MLP, ConvEncoder, ConvDecoder, AE, VAE, CNN
 
 # %% ../nbs/06_models.ipynb #9043c3ce
 def load_model(path, # a file written by `save_model`
-               map_location='cpu'): # device to load the weights to
+               map_location:str|torch.device='cpu') -> nn.Module: # device to load the weights to
     """Rebuild a model saved with `save_model` (returned in eval mode); a bad or foreign file gives a `ValueError`.
 
     >>> import tempfile, os; p = os.path.join(tempfile.mkdtemp(), 'm.pt'); save_model(MLP(2, 1, seed=0), p)

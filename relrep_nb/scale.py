@@ -18,7 +18,7 @@ __all__ = ['SCALE_EXTRA', 'WORKER_LOADS', 'require_scale', 'transform_dask', 'Np
 # %% ../nbs/08_scale.ipynb #5a7db67a
 SCALE_EXTRA = "pip install relrep_nb[scale]"
 
-def require_scale(*names:str): # modules to import, e.g. "dask.array", "zarr", "distributed"
+def require_scale(*names:str) -> object: # modules to import, e.g. "dask.array", "zarr", "distributed"
     """Import the scale-out modules `names`; a missing one raises an ImportError naming the `scale` extra.
 
     >>> require_scale("dask.array").__name__
@@ -81,7 +81,7 @@ class NpyRows:
     >>> r = NpyRows(p); r.shape, r.dtype, r[1:].tolist()
     ((3, 2), dtype('float32'), [[2.0, 3.0], [4.0, 5.0]])
     """
-    def __init__(self, path): # a `.npy` file holding a 2-D numeric array
+    def __init__(self, path:str|os.PathLike): # a `.npy` file holding a 2-D numeric array
         self.path = str(path)
         if not Path(self.path).is_file(): raise FileNotFoundError(f"`path`: no .npy file at {self.path}")
         mm = np.load(self.path, mmap_mode='r')

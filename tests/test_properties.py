@@ -109,3 +109,16 @@ def test_bad_input(bad, match):
     x, a, _ = space(0)
     kw = dict(x=x, anchors=a, similarity='cosine'); kw.update(bad)
     with pytest.raises((ValueError, TypeError), match=match): relative_projection(**kw)
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n_ex=st.integers(0, 20))
+def test_exclude_equals_dropping_rows(seed, n_ex):
+    "`exclude=` is exactly the metric on the remaining rows, for every retrieval metric."
+    from relrep_nb.metrics import mrr, recall_at_k, foscttm, jaccard_at_k, match_ranks
+    g = np.random.default_rng(seed)
+    x, y = g.normal(size=(40, 5)), g.normal(size=(40, 5))
+    ex = g.choice(40, n_ex, replace=False); keep = np.setdiff1d(np.arange(40), ex)
+    for f in (mrr, recall_at_k, foscttm):
+        assert f(x, y, exclude=ex) == f(x[keep], y[keep])
+    np.testing.assert_array_equal(match_ranks(x, y, exclude=ex), match_ranks(x[keep], y[keep]))
+    assert jaccard_at_k(x, y, k=5, exclude=ex) == jaccard_at_k(x[keep], y[keep], k=5)

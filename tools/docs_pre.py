@@ -2,8 +2,10 @@
 """Show docstring examples as code in the docs: `>>>` lines (and the output lines after them) become fenced
 Python blocks in the processed notebooks, before they are rendered (as markdown they would turn into nested
 blockquotes with typographic quotes). Usage: python tools/docs_pre.py _proc
+Also: the documentation of experiment helpers (`relrep_nb.experiments.*`, the code behind a chapter's tables)
+is demoted from `###` to `####`, so that a method page's table of contents lists the methods, not the helpers.
 """
-import json, sys
+import json, re, sys
 from pathlib import Path
 
 def fence(lines:list[str]) -> list[str]:
@@ -19,6 +21,11 @@ def fence(lines:list[str]) -> list[str]:
         else: out.append(lines[i]); i += 1
     return out
 
+def demote_experiments(md:list[str]) -> list[str]:
+    "A show_doc of an experiments helper with its `### name` heading as `#### name` (out of the table of contents)."
+    if not any('/relrep_nb/experiments/' in l for l in md[:6]): return md
+    return [re.sub(r'^### ', '#### ', l) for l in md]
+
 def main(folder='_proc'):
     n = 0
     for p in Path(folder).rglob('*.ipynb'):
@@ -26,6 +33,7 @@ def main(folder='_proc'):
         for c in nb.get('cells', []):
             for o in c.get('outputs', []):
                 md = o.get('data', {}).get('text/markdown')
+                if md and demote_experiments(md) != md: o['data']['text/markdown'] = md = demote_experiments(md); changed = True
                 if md and any(l.lstrip().startswith('>>>') for l in md):
                     o['data']['text/markdown'] = fence(md); changed = True; n += 1
         if changed: p.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding='utf-8')
