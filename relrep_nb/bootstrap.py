@@ -126,9 +126,9 @@ def _optimise(free, rx, yn, S, g, n_steps, b, lr, epsilon, n_iter, standardize, 
     opt, losses, history = torch.optim.Adam(free.parameters(), lr=lr), [], {}
     if 0 in track: history[0] = near(free.weight)
     steps = range(n_steps)
-    if progress:
+    if progress is not False:                # None: a bar that appears once the run has lasted 2 s
         from tqdm.auto import tqdm
-        steps = tqdm(steps, desc='bootstrap')
+        steps = tqdm(steps, desc='bootstrap', unit='step', delay=0 if progress else 2)
     n, m = rx.shape[0], yn.shape[0]
     for step in steps:
         bx, by = torch.randperm(n, generator=g)[:b].to(rx.device), torch.randperm(m, generator=g)[:b].to(yn.device)
@@ -151,7 +151,7 @@ def bootstrap_anchors(x, # (n, d_x) source samples: torch tensor or numpy array
                       init='seeds', # "seeds" (nearest in the seed-relative space), "random", or an array (K - s, d_y)
                       standardize:bool=True, # z-score relative columns within each batch before the cost
                       seed:int=0, # seeds the shuffle of Y, the batches and a random init
-                      progress:bool=False, # show a progress bar
+                      progress:bool|None=None, # progress bar; None: one that appears when the run lasts over 2 s
                       track=(), # steps (1-based; 0 = the start) after which the nearest `y` rows of the free anchors are recorded
                      ) -> BootstrapResult:
     """Grow `seed_pairs` into K target anchors parallel to `x[x_anchor_idx]` by optimal-transport matching of relative rows.

@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6c49384e
 from __future__ import annotations
-import argparse, importlib, json, os, platform, sys
+import argparse, contextlib, importlib, io, json, os, platform, sys
 from importlib.metadata import version as _dist_version, PackageNotFoundError
 from .claims import chapter_times, discover, reproduce
 
@@ -21,23 +21,44 @@ _PACKAGES = {'torch': 'torch', 'numpy': 'numpy', 'scipy': 'scipy', 'pandas': 'pa
              'sentence_transformers': 'sentence-transformers', 'onnxruntime': 'onnxruntime', 'faiss': 'faiss-cpu'}
 
 def info() -> dict:
-    "Versions, devices, datasets and encoders available on this machine."
+    "Versions, devices, the cache folder, datasets and encoders available on this machine, as plain JSON-ready values."
     import torch
     d = dict(relrep_nb=_version('relrep_nb'), python=platform.python_version(), platform=platform.platform(),
              packages={m: _version(dist) for m, dist in _PACKAGES.items()},
              threads=torch.get_num_threads(),
              devices=['cpu'] + [f'cuda:{i} ({torch.cuda.get_device_name(i)})' for i in range(torch.cuda.device_count())])
     try:
-        from relrep_nb import data
-        d['cache'] = str(data.cache_dir()) if hasattr(data, 'cache_dir') else os.environ.get('RELREP_NB_CACHE')
-        d['datasets'] = data.list_datasets() if hasattr(data, 'list_datasets') else None
-    except (ImportError, OSError) as e: d['datasets'] = f'unavailable ({e})'
-    try:
         from relrep_nb import encoders
-        d['encoders'] = encoders.list_encoders() if hasattr(encoders, 'list_encoders') else None
+        try: d['cache'] = str(encoders.cache_dir(create=False))   # where datasets, models and embeddings are kept
+        except ValueError as e: d['cache'] = f'unusable ({e})'
+        d['encoders'] = encoders.list_encoders()
     except (ImportError, OSError) as e: d['encoders'] = f'unavailable ({e})'
+    try:
+        from relrep_nb import data
+        d['datasets'] = data.list_datasets().to_dict('records')   # one dict per dataset: name, loader, ..., available
+    except (ImportError, OSError) as e: d['datasets'] = f'unavailable ({e})'
     d['chapters'] = list(discover())
     return d
+
+# %% ../nbs/09_cli.ipynb #a1c0de02
+def _table(rows:list[dict], indent:str='  ') -> str:
+    "Rows of dicts as a plain-text table: a header, then every row and every column in full, left-aligned."
+    if not rows: return indent + '(none)'
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [cols] + [['-' if r.get(c) is None else str(r.get(c)) for c in cols] for r in rows]
+    w = [max(len(x[i]) for x in cells) for i in range(len(cols))]
+    return '\n'.join(indent + '  '.join(x[i].ljust(w[i]) for i in range(len(cols))).rstrip() for x in cells)
+
+# %% ../nbs/09_cli.ipynb #a1c0de09
+def _info_text(d:dict) -> str:
+    "`info()` as text: `key: value` lines, lists joined by commas, packages and datasets as full tables."
+    out = []
+    for k, v in d.items():
+        if k == 'packages': v = [dict(module=m, version=x or 'not installed') for m, x in v.items()]
+        if isinstance(v, list) and v and all(isinstance(r, dict) for r in v): out += [f'{k}:', _table(v)]
+        elif isinstance(v, list): out.append(f"{k}: {', '.join(map(str, v))}")
+        else: out.append(f'{k}: {v}')
+    return '\n'.join(out)
 
 # %% ../nbs/09_cli.ipynb #4726cbc4
 def _parser() -> argparse.ArgumentParser:
@@ -59,25 +80,34 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/09_cli.ipynb #039356d2
-def _times_text(t:dict) -> str:
-    "How long a chapter's last runs took here, e.g. `quick 42 s, full 25 min`; `not run here` when unknown."
-    fmt = lambda s: f'{s:.0f} s' if s < 120 else f'{s/60:.0f} min'
-    parts = [f'{k} {fmt(t[k])}' for k in ('quick', 'full') if k in t]
-    return ', '.join(parts) if parts else 'not run here'
+_REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and size on the reference machine (2 cores)
+    'core': dict(quick=2.95), 'fmri': dict(quick=22.65), 'relreps': dict(quick=152.91, full=1026.4),
+    'relreps_words': dict(quick=19.93, full=634.4), 'relreps_stitching': dict(quick=334.38),
+    'invariances': dict(quick=149.01), 'asif': dict(quick=109.28), 'robust': dict(quick=311.4, full=2182.6),
+    'param_wip': dict(quick=476.05, full=743.5), 'latent_gw': dict(quick=1269.91, full=10079.9),
+    'bootstrap': dict(quick=837.0, full=7158.7)}
+
+# %% ../nbs/09_cli.ipynb #a1c0de12
+def _times_text(here:dict, ref:dict|None=None) -> str:
+    "A chapter's run times: the last runs here and the reference run, e.g. `here: quick 42 s; reference run (2 cores): quick 3 min`."
+    fmt = lambda s: f'{s:.0f} s' if s < 120 else f'{s/60:.0f} min' if s < 7200 else f'{s/3600:.1f} h'
+    sizes = lambda t: ', '.join(f'{k} {fmt(t[k])}' for k in ('quick', 'full') if k in (t or {}))
+    parts = [f'{label}: {sizes(t)}' for label, t in (('here', here), ('reference run (2 cores)', ref)) if sizes(t)]
+    return '; '.join(parts) or "no recorded time"
 
 # %% ../nbs/09_cli.ipynb #503281e3
-def main(argv:list[str]|None=None) -> int:
-    "Entry point of the `relrep-nb` console script."
+def _run(argv:list[str]|None=None) -> int:
+    "Parse `argv`, run the command, return the exit status."
     a = _parser().parse_args(argv)
     if a.cmd == 'info':
         d = info()
-        if a.json: print(json.dumps(d, indent=2, default=str))
-        else:
-            for k, v in d.items(): print(f'{k}: {v}')
+        print(json.dumps(d, indent=2, default=str) if a.json else _info_text(d))
         return 0
     if a.cmd == 'list':
-        chs, times = discover(), chapter_times(); w = max(map(len, chs))
-        for n, ch in chs.items(): print(f'{n:<{w}}  {_times_text(times.get(n, {})):<24}  {ch.description}')
+        chs, times = discover(), chapter_times()
+        txt = {n: _times_text(times.get(n, {}), _REFERENCE_TIMES.get(n)) for n in chs}
+        w, wt = max(map(len, chs)), max(map(len, txt.values()))
+        for n, ch in chs.items(): print(f'{n:<{w}}  {txt[n]:<{wt}}  {ch.description}')
         return 0
     try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet)
     except ValueError as e:
@@ -87,3 +117,19 @@ def main(argv:list[str]|None=None) -> int:
     errs = [k for k, v in rep.items() if 'error' in v]
     print(f'{held}/{n} claims hold across {len(rep)} chapter(s)' + (f'; errors in {errs}' if errs else ''))
     return 1 if errs or (a.strict and held < n) else 0
+
+# %% ../nbs/09_cli.ipynb #a1c0de05
+def main(argv:list[str]|None=None) -> int:
+    "Entry point of the `relrep-nb` console script, of `python -m relrep_nb` and of `python -m relrep_nb.cli`."
+    try:
+        rc = _run(argv)
+        sys.stdout.flush()   # a closed pipe shows up here, not in the interpreter's last flush
+        return rc
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # that last flush writes nowhere
+        return 141
+
+# %% ../nbs/09_cli.ipynb #a1c0de07
+#| eval: false
+if __name__ == '__main__': sys.exit(main())

@@ -52,7 +52,7 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
         if x.dtype == object: x = x.astype(np.float64)   # numbers stored as objects; anything else raises numpy's TypeError
         if not np.issubdtype(x.dtype, np.number) and x.dtype != bool:
             raise TypeError(f"`{name}` must be a numeric array, got dtype {x.dtype}")
-        if x.dtype.kind == 'c': raise ComplexDataError(f"`{name}` is complex ({x.dtype}): relrep_nb works on real spaces (pass .real)")
+        if x.dtype.kind == 'c': raise ComplexDataError(f"`{name}` is complex ({x.dtype}): Complex data not supported; relrep_nb works on real spaces (pass .real)")
         if not x.dtype.isnative: x = x.astype(x.dtype.newbyteorder('='))   # big-endian files (`>f4`): torch reads native order only
         if x.dtype.kind == 'f' and x.dtype.itemsize > 8: x = x.astype(np.float64)   # float128: torch's widest float is float64
         with warnings.catch_warnings():         # read-only arrays (memmaps): relrep_nb never writes into its inputs

@@ -249,7 +249,7 @@ def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor),
            batch_size:int=32, # items per forward pass
            device=None, # where to run; None: the images' device, else the encoder's `device`
            cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
-           progress:bool|None=None, # progress bar; None: only for 1000 items or more
+           progress:bool|None=None, # progress bar; None: one that appears when more than one batch has taken over 2 s
           ):
     "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
     if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
@@ -263,9 +263,9 @@ def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor),
     if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
     else: order = None
     starts = range(0, n, batch_size)
-    if progress or (progress is None and n >= 1000):
+    if progress or (progress is None and n > batch_size):   # None: shown only once the run has lasted 2 s
         from tqdm.auto import tqdm
-        starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch")
+        starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch", delay=0 if progress else 2)
     out = None
     for s in starts:
         if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)

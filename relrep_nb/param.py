@@ -181,7 +181,8 @@ def _init_logits(self:PARAM, k:int, g:torch.Generator) -> torch.Tensor:
 
 # %% ../nbs/16_param_wip.ipynb #bf7905b4
 @patch
-def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the training encoders
+def fit(self:PARAM, supports, # a list of (K, d_i) paired support sets of the training encoders
+        progress:bool|None=None): # progress bar over steps; None: one that appears when fitting lasts over 2 s
     """Learn the mixing logits on the training encoders' paired supports; returns `self`.
 
     >>> PARAM(2, n_steps=3).fit([torch.randn(10, 3), torch.randn(10, 4)]).mixing.shape
@@ -198,7 +199,11 @@ def fit(self:PARAM, supports): # a list of (K, d_i) paired support sets of the t
     opt = torch.optim.Adam([logits], lr=self.lr)
     w, B = _loss_weights(self.weights), min(self.batch_size, k)
     self.history_ = []
-    for step in range(self.n_steps):
+    steps = range(self.n_steps)
+    if progress is not False:
+        from tqdm.auto import tqdm
+        steps = tqdm(steps, desc='PARAM', unit='step', delay=0 if progress else 2)
+    for step in steps:
         b = torch.randperm(k, generator=g)[:B].to(dev)
         S = torch.softmax(logits, 1)
         parts, feats = {n: 0. for n in w}, []

@@ -7,8 +7,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG, NBS = ROOT / 'relrep_nb', ROOT / 'nbs'
-# modules that are not methods: data and encoders (real data/models), the claims runner, the CLI, scale-out
-NOT_METHOD = {'data', 'encoders', 'claims', 'cli', 'scale', '_modidx', '__init__'}
+# modules that are not methods: data and encoders (real data/models), the claims runner, the CLI and its
+# `python -m relrep_nb` entry point, scale-out
+NOT_METHOD = {'data', 'encoders', 'claims', 'cli', '__main__', 'scale', '_modidx', '__init__'}
 METHOD_MODULES = sorted(p.stem for p in PKG.glob('*.py') if p.stem not in NOT_METHOD)
 EXPERIMENT_MODULES = sorted(p.stem for p in (PKG / 'experiments').glob('*.py') if p.stem != '__init__')
 FORBIDDEN_IN_METHODS = ('relrep_nb.data', 'relrep_nb.encoders', 'relrep_nb.claims', 'relrep_nb.experiments',
