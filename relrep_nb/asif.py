@@ -12,7 +12,7 @@ from .core import (as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY
 
 # %% auto #0
 __all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
-           'ASIF', 'sparse_scores']
+           'ASIF', 'sparse_scores', 'Explanation']
 
 # %% ../nbs/13_asif.ipynb #ff3ca871
 def _check_k(k, K:int|None=None, name:str='k'):
@@ -171,7 +171,7 @@ INDEXES = ('exact', 'faiss-flat', 'faiss-ivf')
 ASIF_SIMILARITIES = ('cosine', 'inner')
 
 class ASIF(TensorState):
-    "Cross-modal model from paired anchors: sparse top-`k`, power-`p` relative vectors compared across modalities.\n\n    >>> rng = np.random.default_rng(0); A, B = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))\n    >>> m = ASIF(k=5, p=4).fit(A, B)\n    >>> m.predict(A[:3] + 0.01, B[:3]).tolist()\n    [0, 1, 2]"
+    "Cross-modal model from paired anchors: sparse top-`k`, power-`p` relative vectors compared across modalities.\n\n    Fitted state: `anchors_a_`, `anchors_b_` (the pairs, row j with row j) and `ids_` (int64 tensor: the id of each pair, in\n    row order; `ids=` of `fit`/`add`, else 0, 1, ...), which `remove` and `explain` use.\n\n    >>> rng = np.random.default_rng(0); A, B = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))\n    >>> m = ASIF(k=5, p=4).fit(A, B)\n    >>> m.predict(A[:3] + 0.01, B[:3]).tolist()\n    [0, 1, 2]\n    >>> m.ids_[:3].tolist()\n    [0, 1, 2]"
     _fitted_attr, _fit_hint = 'ids_', '.fit(x, y) (the paired anchors)'
     def __init__(self,
                  k:int=800, # similarities kept per query (top-k over the anchors of its modality; at most the number of pairs)
@@ -433,6 +433,31 @@ def predict(self:ASIF, x, # (n, d_x) queries of the first modality
     out = torch.cat([self._score_rows(wa[i:i + rows], ia[i:i + rows], wb, ib).argmax(1) for i in range(0, wa.shape[0], rows)])
     return to_like(out, was_numpy)
 
+# %% ../nbs/13_asif.ipynb #86daa2f6
+class Explanation(dict):
+    """What `ASIF.explain` returns: a dict (query, candidate, score, and per anchor pair: ids, rows, weight_a, weight_b,
+    contribution) that displays as a table, with `.table` as a pandas DataFrame (`share`: the contribution / score).
+
+    >>> e = Explanation(query=0, candidate=2, score=0.5, ids=np.array([7, 3]), rows=np.array([1, 0]),
+    ...                 weight_a=np.array([.5, .5]), weight_b=np.array([.6, .4]), contribution=np.array([.3, .2]))
+    >>> print(e)
+    query 0 -> candidate 2: score 0.5 (2 anchor pairs)
+     id  row  weight_a  weight_b  contribution  share
+      7    1       0.5       0.6           0.3    0.6
+      3    0       0.5       0.4           0.2    0.4
+    """
+    _COLS = dict(id='ids', row='rows', weight_a='weight_a', weight_b='weight_b', contribution='contribution')
+    @property
+    def table(self):
+        import pandas as pd
+        num = lambda v: v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else np.asarray(v)
+        t = pd.DataFrame({c: num(self[k]) for c, k in self._COLS.items()})
+        return t.assign(share=t.contribution / self['score'] if self['score'] else np.nan)
+    def _head(self) -> str:
+        return f"query {self['query']} -> candidate {self['candidate']}: score {self['score']:.4g} ({len(self['ids'])} anchor pairs)"
+    def __repr__(self): return self._head() + '\n' + self.table.to_string(index=False)
+    def _repr_html_(self): return f'<p>{self._head()}</p>' + self.table.to_html(index=False, float_format='{:.4g}'.format)
+
 # %% ../nbs/13_asif.ipynb #78969ef5
 @patch
 def explain(self:ASIF, x, # (n, d_x) queries of the first modality
@@ -440,7 +465,7 @@ def explain(self:ASIF, x, # (n, d_x) queries of the first modality
             i:int=0, # row of `x` to explain
             j:int|None=None, # row of `candidates` (default: the predicted one)
             top:int=10, # anchor pairs listed, by decreasing contribution
-           ) -> dict: # query, candidate, score; ids, rows, weight_a, weight_b, contribution (numpy for numpy `x`)
+           ) -> Explanation: # query, candidate, score; ids, rows, weight_a, weight_b, contribution (numpy for numpy `x`), shown as a table
     "The anchor pairs behind the score of query `i` against candidate `j`: score = sum of weight_a * weight_b."
     n = len(x)
     if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
@@ -455,7 +480,7 @@ def explain(self:ASIF, x, # (n, d_x) queries of the first modality
     c = a * b
     rows = c.abs().argsort(descending=True)[:min(top, int((c != 0).sum()))]
     out = dict(ids=self.ids_[rows], rows=rows, weight_a=a[rows], weight_b=b[rows], contribution=c[rows])
-    return dict(query=int(i), candidate=int(j), score=float(c.sum()), **{k: to_like(v, was_numpy) for k, v in out.items()})
+    return Explanation(query=int(i), candidate=int(j), score=float(c.sum()), **{k: to_like(v, was_numpy) for k, v in out.items()})
 
 # %% ../nbs/13_asif.ipynb #86d92f3d
 _STATE = ('anchors_a_', 'anchors_b_', 'ids_')

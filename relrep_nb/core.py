@@ -303,10 +303,14 @@ def _cosine_prepare(anchors, **_):
     written into the output, whose rows are then divided by `|x|`. The row norms also reveal NaN/inf in `x`."""
     if anchors.dtype not in (torch.float32, torch.float64): return None     # half precision: fn (normalise first)
     at = _normalize(anchors).T.contiguous()
+    if bool((at == 0).all(0).any()):
+        warnings.warn("an anchor has zero norm: under cosine it scores 0 against every row (a constant coordinate)")
     def kernel(x, out):
         nx = torch.linalg.vector_norm(x, dim=1, keepdim=True)
         if not bool(torch.isfinite(nx).all()):      # NaN/inf in x, or squares beyond the dtype: the rescaling path
             out.copy_(cosine_sim(x, anchors)); return None      # (the projector then checks the output)
+        if bool((nx == 0).any()):
+            warnings.warn("rows of `x` with zero norm: under cosine their relative vectors are all 0 (no direction)")
         torch.matmul(x, at, out=out)
         out.mul_(nx.clamp_min_(_EPS).reciprocal_())    # |x @ a_unit| <= |x|: finite whenever |x| is
         return True

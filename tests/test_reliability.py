@@ -385,3 +385,18 @@ def test_unexpandable_cache_root_named(monkeypatch):
     r = subprocess.run([sys.executable, '-c', 'import sys; from relrep_nb.cli import main; sys.exit(main(["list"]))'], capture_output=True, text=True,
                        env=dict(os.environ, RELREP_NB_CACHE='~nouser_relrep/x'))
     assert r.returncode == 0 and 'latent_gw' in r.stdout, r.stderr[-500:]
+
+def test_zero_rows_under_cosine_warn():
+    "Before: all-zero rows (or anchors) under cosine gave zero relative vectors without a word."
+    x = torch.randn(10, 3); x[2] = 0
+    with pytest.warns(UserWarning, match='rows of `x` with zero norm'): r = relative_projection(x, x[3:7])
+    assert torch.equal(r[2], torch.zeros(4))
+    a = x[3:7].clone(); a[1] = 0
+    with pytest.warns(UserWarning, match='an anchor has zero norm'): relative_projection(x[3:], a)
+
+def test_mixed_numpy_torch_follow_x():
+    "The decided rule: the output's type is the data argument's; the other arguments are converted."
+    x = np.random.default_rng(0).random((10, 3)).astype(np.float32)
+    assert isinstance(relative_projection(x, torch.from_numpy(x[:3])), np.ndarray)
+    assert isinstance(relative_projection(torch.from_numpy(x), x[:3]), torch.Tensor)
+    assert isinstance(RelativeProjector().fit(torch.from_numpy(x[:3])).transform(x.tolist()), np.ndarray)
