@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from .core import as_tensor, relative_projection, check_int, check_seed, check_choice, TensorState, patch
+from .base import _build_matching
 from .base import renamed_kwargs
 from .models import MLP, fit as fit_model, predict
 
@@ -245,8 +246,8 @@ def _encode_one(self, st, x) -> np.ndarray:
     if self.encoder == 'identity': return x
     if self.encoder == 'pca': return ((x - st['mean'].numpy()) @ st['components'].numpy().T).astype(np.float32)
     d_in, n_out = st['shape'].tolist()
-    net = MLP(d_in, n_out, hidden=tuple(self.hidden), dropout=self.dropout)
-    net.load_state_dict({k[2:]: v for k, v in st.items() if k.startswith('w.')}); net.eval()
+    net = _build_matching(lambda: MLP(d_in, n_out, hidden=tuple(self.hidden), dropout=self.dropout),   # shapes checked first
+                          {k[2:]: v for k, v in st.items() if k.startswith('w.')}, "the subject's saved encoder"); net.eval()
     return predict(net, x, method='encode')
 
 # %% ../nbs/15_fmri.ipynb #fdaadbaa

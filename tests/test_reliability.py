@@ -400,3 +400,16 @@ def test_mixed_numpy_torch_follow_x():
     assert isinstance(relative_projection(x, torch.from_numpy(x[:3])), np.ndarray)
     assert isinstance(relative_projection(torch.from_numpy(x), x[:3]), torch.Tensor)
     assert isinstance(RelativeProjector().fit(torch.from_numpy(x[:3])).transform(x.tolist()), np.ndarray)
+
+def test_subject_relative_forged_hidden_refused(tmp_path):
+    "A SubjectRelative file whose `hidden` declares a larger network than its weights is refused before allocating it."
+    from relrep_nb.fmri import SubjectRelative
+    from relrep_nb.base import save_state, load
+    x = np.random.default_rng(0).normal(size=(60, 6)).astype(np.float32)
+    m = SubjectRelative('mlp', hidden=(8,), epochs=2).fit([x, x], np.arange(10), y=np.arange(60) % 3)
+    m.save(tmp_path/'s.pt')
+    d = load_state(tmp_path/'s.pt', 'SubjectRelative'); d['config']['hidden'] = (20000, 20000)
+    save_state(d, tmp_path/'forged.pt', 'SubjectRelative')
+    with pytest.raises(ValueError, match='declares an architecture its weights do not match'):
+        load(tmp_path/'forged.pt').transform([x, x])
+    np.testing.assert_allclose(load(tmp_path/'s.pt').transform([x, x])[0], m.transform([x, x])[0])
