@@ -116,3 +116,20 @@ def test_split_anchors_and_validation_rows():
     assert len(v['test']) == 18 and set(v['test'].tolist()) | set(v['train'].tolist()) == set(d['train'].tolist())
     assert torch.equal(v['R']['a'], d['R']['a'])    # same anchors, same spaces: only the rows change
     with pytest.raises(ValueError, match='n_anchors'): inv.split_and_project(e, y, n_anchors=71)
+
+def test_vision_claim_cells_are_pretrained(monkeypatch):
+    "Vision claim cells pair pretrained image encoders; the CNNs trained here form the extra row, which no claim reads."
+    from relrep_nb.encoders import list_encoders
+    for z in inv.SIZES.values(): assert len(z['lite']) >= 2   # at least two pretrained vision encoders: stitching cells exist
+    m, a, b = inv.SWEEP_PAIR
+    assert m == 'vision: fashion-mnist' and a != b and {a, b} <= set(list_encoders())
+    fake = lambda names, n=10: ({k: np.full((n, 3), i, np.float32) for i, k in enumerate(names)}, np.arange(n) % 2)
+    monkeypatch.setattr(inv, 'vision_embeddings', lambda n, variants, cnn_seeds, cnn_train:
+                        fake([f'efficientnet-lite{v}' for v in variants] + [f'cnn seed {s}' for s in cnn_seeds]))
+    monkeypatch.setattr(inv, 'text_embeddings', lambda n, encoders: fake(encoders))
+    monkeypatch.setattr(inv, 'gcn_embeddings', lambda seeds: fake([f'gcn seed {s}' for s in seeds]))
+    embs, cnn = inv._embeddings(inv.SIZES['quick'])
+    assert list(embs['vision: fashion-mnist'][0]) == ['efficientnet-lite0', 'efficientnet-lite1'] and list(cnn) == ['cnn seed 0']
+    t = _tables()
+    extra = t | dict(cnn_stitching=t['stitching'].assign(modality=inv.CNN_ROW, accuracy=0.))
+    assert [c.to_dict() for c in inv.claims(extra)] == [c.to_dict() for c in inv.claims(t)]

@@ -21,10 +21,11 @@ from ..product import SPACES, AGGREGATIONS, ProductProjector, ProductDecoder, fi
 from ..product import freeze_except, freeze_except_blending
 
 # %% auto #0
-__all__ = ['PAPER_PROTOCOL', 'SIZES', 'SWEEP_PAIR', 'CELL', 'text_embeddings', 'vision_embeddings', 'split_and_project',
-           'validation_rows', 'stitching_runs', 'mean_se', 'normalisation_rows', 'anchor_sweep', 'projection_cka',
-           'train_small_ae', 'cross_seed_pearson', 'product_reconstruction_stitching', 'hardest_pair', 'qkv_vs_head',
-           'planted_partition', 'train_gcn', 'gcn_embeddings', 'run', 'claims']
+__all__ = ['PAPER_PROTOCOL', 'SIZES', 'SWEEP_PAIR', 'CNN_ROW', 'CELL', 'text_embeddings', 'vision_embeddings',
+           'split_and_project', 'validation_rows', 'stitching_runs', 'mean_se', 'normalisation_rows',
+           'extra_encoder_rows', 'anchor_sweep', 'projection_cka', 'train_small_ae', 'cross_seed_pearson',
+           'product_reconstruction_stitching', 'hardest_pair', 'qkv_vs_head', 'planted_partition', 'train_gcn',
+           'gcn_embeddings', 'run', 'claims']
 
 # %% ../../nbs/11_invariances.ipynb #69651279
 PAPER_PROTOCOL = dict(n_anchors=1280, seeds=(0, 1, 2), width=128, epochs=10, train_frac=0.7) # 004 §4, fixed for every run
@@ -145,6 +146,19 @@ def normalisation_rows(embs:dict, # {modality: (embeddings dict, labels)}
                            modality=m).assign(pre=str(pre), post=str(post))
             for pre, post in variants for m, (e, y) in embs.items()]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+# %% ../../nbs/11_invariances.ipynb #0606a206
+def extra_encoder_rows(embs:dict, y, # {encoder: (n, d)} the claim cells' encoders; (n,) labels
+                       extra:dict, # {encoder: (n, d)} the extra row's encoders, embeddings of the same n samples
+                       n_anchors:int=PAPER_PROTOCOL['n_anchors'], # anchors drawn uniformly from the training split
+                       seeds:Sequence=PAPER_PROTOCOL['seeds'], # decoder seeds
+                       modality:str='extra') -> pd.DataFrame: # label for the `modality` column
+    "Zero-shot stitching (every projection, MLP+Sum) of the ordered pairs that involve an `extra` encoder: tidy table."
+    if not extra: return pd.DataFrame(columns=['modality', 'source', 'target', 'stitched', 'projection', 'aggregation', 'seed', 'accuracy'])
+    if set(embs) & set(extra): raise ValueError(f"`extra` repeats encoders of `embs`: {sorted(set(embs) & set(extra))}")
+    d = split_and_project(dict(embs) | dict(extra), y, n_anchors=n_anchors)   # same split and anchors as `embs` alone
+    st = stitching_runs(d, seeds=seeds, modality=modality)
+    return st[st.source.isin(list(extra)) | st.target.isin(list(extra))].reset_index(drop=True)
 
 # %% ../../nbs/11_invariances.ipynb #cf3c34b8
 def anchor_sweep(embs:dict, y, # {encoder: (n, d)} with at least `source` and `target`; labels
@@ -358,7 +372,7 @@ def gcn_embeddings(graph:tuple|None=None, # (adjacency, features, labels); defau
 
 # %% ../../nbs/11_invariances.ipynb #848bfa65
 SIZES = {
-    'quick': dict(n_anchors=320, n_text=1000, n_vision=1000, text_encoders=('wordllama', 'all-MiniLM-L6-v2'), lite=(0,),
+    'quick': dict(n_anchors=320, n_text=1000, n_vision=1000, text_encoders=('wordllama', 'all-MiniLM-L6-v2'), lite=(0, 1),
                   cnn_seeds=(0,), cnn_train=1500, gcn_seeds=(0, 1), variants=(), anchor_counts=(10, 80, 320),
                   ae_n=1000, ae_seeds=(0, 1, 2), rec_n=1000),
     'full': dict(n_anchors=1280, n_text=3000, n_vision=2000, text_encoders=('wordllama', 'paraphrase-MiniLM-L3-v2', 'all-MiniLM-L6-v2'),
@@ -367,19 +381,21 @@ SIZES = {
                  ae_n=5000, ae_seeds=(0, 1, 2, 3, 4), rec_n=5000),
 } # the sizes of `run`
 
-SWEEP_PAIR = ('vision: fashion-mnist', 'efficientnet-lite0', 'cnn seed 0') # the pair of the anchor-count sweep
+SWEEP_PAIR = ('vision: fashion-mnist', 'efficientnet-lite0', 'efficientnet-lite1') # the anchor-count sweep's pair (pretrained)
+CNN_ROW = 'vision: fashion-mnist, CNNs trained here (extra row)' # `modality` of the extra row's table, never a claim cell
 
 def _subset(embs:dict, y, n:int) -> tuple:
     "A seeded subset of `n` rows of every encoder's embeddings (all rows when `n` >= their number)."
     keep = np.sort(np.random.default_rng(0).permutation(len(y))[:n])
     return {k: v[keep] for k, v in embs.items()}, np.asarray(y)[keep]
 
-def _embeddings(z:dict) -> dict:
-    "{modality: (embeddings, labels)}: text (a seeded subset of 3000 fortunes), Fashion-MNIST (of 2000 images), the graph."
+def _embeddings(z:dict) -> tuple:
+    """The claim cells' {modality: (embeddings, labels)} (text: a seeded subset of 3000 fortunes; Fashion-MNIST: of 2000
+    images, pretrained encoders only; the graph) and the CNNs' {encoder: embeddings} of the same images (the extra row)."""
+    ve, vy = _subset(*vision_embeddings(2000, variants=z['lite'], cnn_seeds=z['cnn_seeds'], cnn_train=z['cnn_train']), z['n_vision'])
+    cnn = {k: ve.pop(k) for k in [k for k in ve if k.startswith('cnn seed')]}
     return {'text': _subset(*text_embeddings(3000, encoders=z['text_encoders']), z['n_text']),
-            'vision: fashion-mnist': _subset(*vision_embeddings(2000, variants=z['lite'], cnn_seeds=z['cnn_seeds'],
-                                                                cnn_train=z['cnn_train']), z['n_vision']),
-            'graph': gcn_embeddings(seeds=z['gcn_seeds'])}
+            'vision: fashion-mnist': (ve, vy), 'graph': gcn_embeddings(seeds=z['gcn_seeds'])}, cnn
 
 def _stitching(data:dict) -> tuple:
     "Zero-shot stitching per projection (MLP+Sum) and the aggregation ablation on the product: (stitching, aggregation)."
@@ -401,9 +417,11 @@ def run(size:str='quick') -> dict: # "quick" or "full" (`SIZES`)
     "Run the chapter's experiments; return {table name: tidy DataFrame}."
     z, secs, t0 = SIZES[check_choice(size, 'size', SIZES)], {}, [time.process_time()]
     def lap(name): secs[name] = round(time.process_time() - t0[0], 1); t0[0] = time.process_time()
-    embs = _embeddings(z); lap('embeddings (CNN and GCN training)')
+    embs, cnn = _embeddings(z); lap('embeddings (CNN and GCN training)')
     data = {m: split_and_project(e, y, n_anchors=z['n_anchors']) for m, (e, y) in embs.items()}
     out = dict(zip(('stitching', 'aggregation'), _stitching(data))); lap('stitching and aggregation')
+    out['cnn_stitching'] = extra_encoder_rows(*embs['vision: fashion-mnist'], cnn, n_anchors=z['n_anchors'], modality=CNN_ROW)
+    lap('extra row: CNNs trained here')
     out['normalisations'] = normalisation_rows(embs, variants=z['variants'], n_anchors=z['n_anchors']); lap('extra normalisation rows')
     out |= _qkv(data); lap('qkv')
     m, src, tgt = SWEEP_PAIR
