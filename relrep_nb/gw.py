@@ -11,9 +11,9 @@ import torch
 import torch.nn as nn
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
-from .core import (as_tensor, to_like, chunk_rows, check_int, check_choice, check_float, patch, TensorState,
+from .core import (as_tensor, to_like, chunk_rows, check_int, check_seed, check_choice, check_float, patch, TensorState,
                             DEFAULT_MEMORY_BUDGET)
-from .base import check_device, renamed_kwargs
+from .base import check_device, renamed_kwargs, _build_matching
 
 # %% auto #0
 __all__ = ['SINGLECELL_CONFIG', 'ALIGN_CANDIDATES', 'ALIGN_REFERENCE', 'log_sinkhorn', 'gw_loss', 'rank_distances',
@@ -428,8 +428,8 @@ class LearnedGW(TensorState):
                  rank:bool=False, # match distance ranks instead of distances (the single-cell objective)
                  normalize:str|None='standard', # preprocessing: "standard" (z-score, fitted), "pca" (per-side principal components, whitened for the networks, fitted), "l2" (rows), None
                  n_components:int=32, # principal components kept per side for normalize="pca"
-                 eps_start:float=1.0, # ε at the start of the annealing (relative to the mean cost)
-                 eps_end:float=0.05, # ε after annealing, also the default ε of `coupling`
+                 eps_start:float|None=None, # ε at the start of the annealing; None: 1.0 for "fixed_point" (relative to the mean cost), 10.0 for "direct" (relative to the cost's standard deviation)
+                 eps_end:float|None=None, # ε after annealing, also the default ε of `coupling` and of the restarts' GW loss (in the units of `eps_start`); None: 0.05 for "fixed_point", 0.003 for "direct"
                  anneal:float=0.5, # fraction of the steps over which ε decays; 0 disables annealing (ε = eps_end)
                  n_steps:int=500, # optimisation steps
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
@@ -439,6 +439,7 @@ class LearnedGW(TensorState):
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
                  lr:float=3e-3, # Adam learning rate
+                 weight_decay:float=0., # decoupled weight decay of f and g (AdamW: each step shrinks the weights by lr x weight_decay); 0: Adam
                  seed:int=0, # seeds the initialisation and the minibatches
                  device=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
@@ -447,7 +448,7 @@ class LearnedGW(TensorState):
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
         self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
-        self.objective, self.spectral_reg, self.lr, self.seed, self.device = objective, spectral_reg, lr, seed, device
+        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device = objective, spectral_reg, lr, weight_decay, seed, device
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -463,11 +464,30 @@ def _check_params(self:LearnedGW):
     check_choice(self.objective, 'objective', ('fixed_point', 'direct'))
     for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
         check_int(getattr(self, nm), nm, min=1)
-    check_int(self.n_steps, 'n_steps', min=0); check_int(self.seed, 'seed')
+    check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
-    for nm in ('eps_start', 'eps_end', 'lr'): check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
+    for nm in ('eps_start', 'eps_end', 'lr'):
+        if nm == 'lr' or getattr(self, nm) is not None: check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
     check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0)
+    check_float(self.weight_decay, 'weight_decay', 0)
     check_device(self.device)
+
+@patch
+def _eps_range(self:LearnedGW) -> tuple[float, float]:
+    "(eps_start, eps_end) with None resolved by objective: (1.0, 0.05) for 'fixed_point', (10.0, 0.003) for 'direct'."
+    d = (10.0, 0.003) if self.objective == 'direct' else (1.0, 0.05)
+    return (d[0] if self.eps_start is None else float(self.eps_start), d[1] if self.eps_end is None else float(self.eps_end))
+
+@patch
+def _eps_mean(self:LearnedGW, eps:float, ex:torch.Tensor, ey:torch.Tensor, memory_budget:int|None=None) -> float:
+    "`eps` in the units the model was trained in (relative to the mean cost for 'fixed_point', to the cost's standard deviation for 'direct') as a multiple of the mean cost between `ex` and `ey`."
+    if self.objective != 'direct': return eps
+    n, s1, s2 = ex.shape[0] * ey.shape[0], 0., 0.
+    rows = chunk_rows(ex.shape[0], 3 * ey.shape[0] * ex.element_size(), memory_budget)
+    for i in range(0, ex.shape[0], rows):       # the cost's mean and spread, block by block
+        C = _sqdist(ex[i:i + rows].double(), ey.double()); s1, s2 = s1 + float(C.sum()), s2 + float((C * C).sum())
+    mean = s1 / n
+    return eps * math.sqrt(max(s2 / n - mean * mean, 0.) * n / max(n - 1, 1)) / max(mean, 1e-300)
 
 def _same_device(a:torch.device, b:torch.device) -> bool:
     "`a` and `b` are one device (a CUDA device without an index is the current one)."
@@ -491,7 +511,7 @@ def _side_input(self:LearnedGW, v, name:str, side:str) -> tuple[torch.Tensor, bo
     if was_numpy: t = t.to(dev)
     elif not _same_device(t.device, dev):
         raise ValueError(f"`{name}` is on {t.device} but the model is on {dev}: move one of them explicitly (`.to`)")
-    return t.float(), was_numpy
+    return t.float() / self.stats_.get(f'scale_{side}', 1.0), was_numpy
 
 @patch
 def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
@@ -521,6 +541,11 @@ def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
     V = V * V.gather(1, V.abs().argmax(1, keepdim=True)).sign()                           # deterministic signs
     return V.float(), (c @ V.T).std(0).clamp_min(1e-12).float()
 
+def _safe_scale(t:torch.Tensor) -> float:
+    "A power of two that brings the largest |value| of `t` near 1 when it lies outside [2^-40, 2^40], else 1 (dividing by a power of two is exact)."
+    a = float(t.detach().abs().max().double())
+    return 1.0 if a == 0 or 2.0 ** -40 <= a <= 2.0 ** 40 else 2.0 ** round(math.log2(a))
+
 @patch
 def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
     "Fit the preprocessing statistics of both sides: widths, means, stds, principal axes for normalize='pca'."
@@ -547,6 +572,36 @@ def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:b
     D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
+# %% ../nbs/14_latent_gw.ipynb #d1rec7p1
+def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with gradient)
+                 eps:float, # entropic regularisation, relative to the standard deviation of `C`
+                 n_iter:int=50, # Sinkhorn iterations without gradient at most (stopped once every row marginal is within 0.1%)
+                 g0:torch.Tensor|None=None, # warm start: the second side's potential of the previous plan
+                 n_unroll:int=5, # differentiable iterations from the converged potentials
+                ) -> tuple[torch.Tensor, torch.Tensor]: # (plan (n, m), potential g (m,) for the next warm start)
+    """The Sinkhorn plan that `objective="direct"` backpropagates through: of the cost standardised by its own spread (with gradient: only the cost's shape matters), solved to convergence, the last `n_unroll` iterations differentiated.
+
+    >>> P, g = _direct_plan(torch.tensor([[0., 4.], [4., 0.]], requires_grad=True), 0.1)
+    >>> round(P.sum().item(), 6), P.argmax(1).tolist()
+    (1.0, [0, 1])
+    """
+    n, m = C.shape
+    C = (C - C.mean()) / C.std().clamp_min(1e-12)
+    la = torch.full((n,), -math.log(n), dtype=C.dtype, device=C.device)
+    lb = torch.full((m,), -math.log(m), dtype=C.dtype, device=C.device)
+    step = lambda K, g: (f := -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1),
+                         -eps * torch.logsumexp(K + (la + f / eps)[:, None], dim=0))
+    with torch.no_grad():
+        K = -C.detach() / eps
+        g = torch.zeros(m, dtype=C.dtype, device=C.device) if g0 is None or g0.shape != (m,) else g0.to(C.dtype)
+        for it in range(n_iter):
+            f, g = step(K, g)
+            if it % 5 == 4 and float((torch.logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
+    K = -C / eps
+    for _ in range(n_unroll): f, g = step(K, g)
+    return (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp(), g.detach()
+
+
 # %% ../nbs/14_latent_gw.ipynb #b6b23182
 def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
     "At the current plan: the double-centred GW gradient, normalised (the fixed-point target), the GW loss, the Sinkhorn scaling."
@@ -559,19 +614,19 @@ def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
         G = G / G.norm().clamp_min(1e-12)
     return G, loss, v
 
-def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L) -> tuple:
-    "The loss of one Adam step (parameters `c`): (total, GW loss of the unrolled plan for objective='direct', else None)."
+def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
+    "The loss of one Adam step (parameters `c`): (total, GW loss of the plan for objective='direct' else None, warm start of the next direct plan)."
     C = _sqdist(f(xb), g(yb))
-    C = C / C.detach().mean().clamp_min(1e-12)
     loss = None
     if c['objective'] == 'direct':
-        P = log_sinkhorn(C, eps, n_iter=c['n_iter'])[0]
-        loss = total = gw_loss(P, Dx, Dy)
+        P, v = _direct_plan(C, eps, c['n_iter'], v)
+        loss = total = gw_loss(P.to(Dx.dtype), Dx, Dy)
     else:
+        C = C / C.detach().mean().clamp_min(1e-12)
         Cc = _double_center(C)
         total = 1 - (Cc * G).sum() / Cc.norm().clamp_min(1e-12)
     if c['spectral_reg'] > 0: total = total + c['spectral_reg'] * dirichlet_energy(C, *L)
-    return total, loss
+    return total, loss, v
 
 # %% ../nbs/14_latent_gw.ipynb #b7578722
 @patch
@@ -583,7 +638,8 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
         f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
         g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
     rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(list(f.parameters()) + list(g.parameters()), lr=c['lr'])
+    wd, params = float(c['weight_decay']), list(f.parameters()) + list(g.parameters())
+    opt = torch.optim.AdamW(params, lr=c['lr'], weight_decay=wd) if wd > 0 else torch.optim.Adam(params, lr=c['lr'])
     nx, ny = xs.shape[0], ys.shape[0]
     bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
     full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
@@ -591,7 +647,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
     f.train(); g.train()
     for step in range(c['n_steps']):
-        eps = anneal_schedule(step, c['n_steps'], c['eps_start'], c['eps_end'], c['anneal'])
+        eps = anneal_schedule(step, c['n_steps'], *self._eps_range(), c['anneal'])
         if step % every == 0:
             ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
             iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
@@ -600,7 +656,8 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
             if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
-        total, direct = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L)
+        total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
+        if direct is not None: v = w
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
@@ -626,7 +683,9 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     if isinstance(x, torch.Tensor) and not _same_device(tx.device, dev):
         raise ValueError(f"`x` is on {tx.device} but `device`={self.device!r}: move one of them explicitly")
     tx, ty = tx.to(dev).float(), ty.to(dev).float()
-    self._fit_stats(tx, ty)
+    sc = _safe_scale(tx), _safe_scale(ty)           # huge or tiny inputs: computed in a safe scale (squares stay finite)
+    tx, ty = tx / sc[0], ty / sc[1]
+    self._fit_stats(tx, ty); self.stats_['scale_x'], self.stats_['scale_y'] = sc
     xs, ys, mx, my, Gx, Gy = self._spaces(tx, ty)
     # the selection set: all training samples when small enough, else a fixed random subset (unsupervised: GW loss only)
     rs = np.random.default_rng(seed)
@@ -637,8 +696,9 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     for r in range(self.n_restarts):
         f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r)
         with torch.no_grad():
-            C = _sqdist(f(xs[sx]), g(ys[sy])).double()
-            P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self.eps_end, n_iter=200)
+            C = _sqdist(f(xs[sx]), g(ys[sy])).double()       # the plan at eps_end, in the units of training
+            if self.objective == 'direct': P = _direct_plan(C, self._eps_range()[1], n_iter=200)[0]
+            else: P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self._eps_range()[1], n_iter=200)
             gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
         self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw))
         if best is None or gw < best[0]: best = (gw, f, g, hist)
@@ -700,23 +760,29 @@ def fit_transform(self:LearnedGW, x, # (n, dx) first domain
 @patch
 def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training or not
              y, # (m, dy) second-domain samples
-             eps:float|None=None, # entropic regularisation relative to the mean cost; `eps_end` when None
+             eps:float|None=None, # entropic regularisation in the units of training (`eps_end`'s: relative to the mean cost for objective='fixed_point', to the cost's standard deviation for 'direct'); `eps_end` when None
              n_iter:int=200, # maximum Sinkhorn iterations
              tol:float=1e-4, # marginal error at which Sinkhorn stops
              memory_budget:int|None=None, # bytes per block of the cost matrix
             ) -> Coupling:
-    """The inductive use: one entropic OT solve between f(x) and g(y), blockwise, no GW iterations.
+    """The inductive use: one entropic OT solve between f(x) and g(y), blockwise, no GW iterations; ε is in the units the model was trained in.
 
     >>> x, y, _ = clustered_pair(40, d=4, seed=0)
     >>> LearnedGW(n_steps=2).fit(x, y).coupling(x[:30], y[:20]).shape
     (30, 20)
     """
     ex, ey = self.embed_x(x), self.embed_y(y)
-    ex, ey = torch.as_tensor(ex), torch.as_tensor(ey)
-    e = self.eps_end if eps is None else float(eps)
-    if not e > 0: raise ValueError(f"`eps` must be > 0, got {eps}")
+    ex, ey = torch.as_tensor(ex).double(), torch.as_tensor(ey).double()      # float64: small ε divides rounding errors by ε
+    e = self._eps_range()[1] if eps is None else float(eps)
+    if not (e > 0 and math.isfinite(e)): raise ValueError(f"`eps` must be a finite number > 0, got {eps}")
+    e = self._eps_mean(e, ex, ey, memory_budget)        # the Coupling holds ε relative to the mean cost
     f, g, scale, it = sinkhorn_potentials(ex, ey, e, n_iter, tol, memory_budget)
-    return Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray))
+    cp = Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray))
+    r = cp._rows()
+    mass = float(sum(cp._logp(i, i + r).exp().sum() for i in range(0, cp.shape[0], r)))
+    if not abs(mass - 1) <= 1e-4:
+        raise ValueError(f"`eps`={e:g} gives a numerically unstable plan (total mass {mass:.3g}, not 1): use a larger `eps` (in the units of `eps_end`)")
+    return cp
 
 # %% ../nbs/14_latent_gw.ipynb #5d5c1bb5
 @patch
@@ -738,10 +804,10 @@ def _load_extra(self:LearnedGW, sd:dict):
     "Rebuild f and g from `state_dict`'s weights, on the device `load` mapped them to (the `device` parameter is not saved)."
     missing = {'stats', 'f', 'g', 'history', 'restarts', 'gw'} - set(sd)
     if missing: raise ValueError(f"not a LearnedGW file: no {sorted(missing)} in it")
-    self.stats_, dev = dict(sd['stats']), next(iter(sd['f'].values())).device
-    self.f_ = _mlp(self._in_dim('x'), self.hidden, self.dim, self.n_layers).to(dev)
-    self.g_ = _mlp(self._in_dim('y'), self.hidden, self.dim, self.n_layers).to(dev)
-    self.f_.load_state_dict(sd['f']); self.g_.load_state_dict(sd['g']); self.f_.eval(); self.g_.eval()
+    self.stats_ = dict(sd['stats'])
+    for s, side in (('f', 'x'), ('g', 'y')):     # shapes checked against the file's tensors on the meta device, before anything is allocated
+        net = _build_matching(lambda: _mlp(self._in_dim(side), self.hidden, self.dim, self.n_layers), sd[s], f'the LearnedGW file ({s})')
+        setattr(self, f'{s}_', net.to(next(iter(sd[s].values())).device).eval())
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
     self.n_features_in_ = int(self.stats_['dx'])
