@@ -27,8 +27,8 @@ def cache_dir(*parts:str, create:bool=True) -> Path:
     """The folder `parts` under relrep_nb's cache (`$RELREP_NB_CACHE`, else the user's cache dir), created on demand.
 
     >>> import os; from unittest import mock
-    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE='/srv/cache'): cache_dir('embeddings', create=False)
-    PosixPath('/srv/cache/embeddings')
+    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE='/srv/cache'): str(cache_dir('embeddings', create=False))
+    '/srv/cache/embeddings'
     """
     root = os.environ.get("RELREP_NB_CACHE")
     if not root:
