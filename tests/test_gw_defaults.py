@@ -7,12 +7,7 @@ import torch
 anndata = pytest.importorskip('anndata'); pytest.importorskip('scanpy')
 from relrep_nb.gw import LearnedGW, align
 
-@pytest.fixture(autouse=True, scope='module')
-def _one_thread():
-    "Small matrices: one torch thread (a second mostly spins on a shared 2-core machine and slows these fits several-fold)."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')   # conftest.py: small fits, one torch thread
 from relrep_nb.experiments.latent_gw import label_transfer, pbmc_unpaired
 
 CHANCE = 0.2   # five cell types; the largest holds 0.39 of side y's cells

@@ -12,12 +12,7 @@ pytest.importorskip('sklearn')
 from sklearn.datasets import load_digits
 from relrep_nb.gw import LearnedGW
 
-@pytest.fixture(autouse=True, scope='module')
-def _one_thread():
-    "Small matrices: one torch thread (a second mostly spins on a shared 2-core machine and slows these fits several-fold)."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')   # conftest.py: small fits, one torch thread
 
 slow = pytest.mark.skipif('slow' not in os.environ.get('RELREP_NB_TEST_FLAGS', '').split(),
                           reason='slow (about 4 CPU-minutes): RELREP_NB_TEST_FLAGS=slow runs it')

@@ -6,12 +6,7 @@ import pytest
 import torch
 from relrep_nb.gw import LearnedGW, clustered_pair
 
-@pytest.fixture(autouse=True, scope='module')
-def _one_thread():
-    "Small matrices: one torch thread (a second mostly spins on a shared 2-core machine and slows these fits several-fold)."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')   # conftest.py: small fits, one torch thread
 
 @pytest.fixture(scope='module')
 def pair():

@@ -8,12 +8,7 @@ from relrep_nb.core import RelativeProjector
 from relrep_nb.base import load_state, save_state, _MAGIC, _FORMAT
 from relrep_nb.gw import LearnedGW, clustered_pair
 
-@pytest.fixture(autouse=True, scope='module')
-def _one_thread():
-    "Small matrices: one torch thread (a second mostly spins on a shared 2-core machine and slows these fits several-fold)."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')   # conftest.py: small fits, one torch thread
 
 ROOT = Path(__file__).resolve().parent.parent
 
