@@ -5,7 +5,7 @@
 # %% ../nbs/14_latent_gw.ipynb #149bdbd8
 from __future__ import annotations
 import inspect, math, time, warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn as nn
@@ -16,9 +16,9 @@ from .core import (as_tensor, to_like, chunk_rows, check_int, check_seed, check_
 from .base import check_device, renamed_kwargs, _build_matching
 
 # %% auto #0
-__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CANDIDATES', 'ALIGN_REFERENCE', 'log_sinkhorn', 'gw_loss', 'rank_distances',
-           'knn_laplacian', 'dirichlet_energy', 'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw',
-           'anneal_schedule', 'sinkhorn_potentials', 'Coupling', 'LearnedGW', 'select_config', 'align']
+__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian', 'dirichlet_energy',
+           'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw', 'anneal_schedule', 'sinkhorn_potentials',
+           'Coupling', 'LearnedGW', 'select_config', 'align_k', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #bebd42a4
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -71,8 +71,14 @@ def gw_loss(P:torch.Tensor, # (n, m) coupling
     >>> gw_loss(torch.eye(2) / 2, D, D).item(), gw_loss(torch.ones(2, 2) / 4, D, D).item()
     (0.0, 0.5)
     """
-    p, q = P.sum(1), P.sum(0)
-    return p @ (Dx * Dx) @ p + q @ (Dy * Dy) @ q - 2 * (P * (Dx @ P @ Dy)).sum()
+    return _gw_parts(P, Dx, Dy)[0]
+
+def _gw_parts(P:torch.Tensor, Dx:torch.Tensor, Dy:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "(GW loss, Dx P Dy): the loss and the matrix its gradient needs, from one pair of matrix products."
+    # a plan's far entries underflow to subnormal numbers, which make a matrix product up to 100x slower: they become 0
+    P = P.masked_fill(P.abs() < torch.finfo(P.dtype).tiny, 0)
+    p, q, M = P.sum(1), P.sum(0), Dx @ P @ Dy
+    return p @ (Dx * Dx) @ p + q @ (Dy * Dy) @ q - 2 * (P * M).sum(), M
 
 # %% ../nbs/14_latent_gw.ipynb #b644b54a
 def rank_distances(D:torch.Tensor) -> torch.Tensor:
@@ -349,6 +355,7 @@ class Coupling:
     n_iter: int = 0 # Sinkhorn iterations run
     memory_budget: int|None = None # bytes per block
     numpy: bool = True # return numpy arrays
+    model: object = field(default=None, repr=False, compare=False) # the fitted `LearnedGW` whose embeddings these are (set by `coupling` and `align`)
 
     @property
     def shape(self): return (self.ex.shape[0], self.ey.shape[0])
@@ -442,13 +449,14 @@ class LearnedGW(TensorState):
                  weight_decay:float=0., # decoupled weight decay of f and g (AdamW: each step shrinks the weights by lr x weight_decay); 0: Adam
                  seed:int=0, # seeds the initialisation and the minibatches
                  device=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
+                 progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         kw = renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')
         if set(kw) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
         self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
-        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device = objective, spectral_reg, lr, weight_decay, seed, device
+        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress = objective, spectral_reg, lr, weight_decay, seed, device, progress
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -471,6 +479,8 @@ def _check_params(self:LearnedGW):
     check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0)
     check_float(self.weight_decay, 'weight_decay', 0)
     check_device(self.device)
+    if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
+        raise TypeError(f"`progress` must be None or a bool, got {type(self.progress).__name__} {self.progress!r}")
 
 @patch
 def _eps_range(self:LearnedGW) -> tuple[float, float]:
@@ -609,8 +619,8 @@ def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
         C0 = _sqdist(f(xb), g(yb))
         P, v = _kernel_sinkhorn(C0 / C0.mean().clamp_min(1e-12), eps, v, n_iter)
         P = P.to(Dx.dtype)
-        loss = gw_loss(P, Dx, Dy)
-        G = _double_center(-2 * Dx @ P @ Dy)
+        loss, M = _gw_parts(P, Dx, Dy)
+        G = _double_center(-2 * M)
         G = G / G.norm().clamp_min(1e-12)
     return G, loss, v
 
@@ -630,7 +640,7 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
 
 # %% ../nbs/14_latent_gw.ipynb #b7578722
 @patch
-def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
+def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tuple:
     "One training run from the initialisation `seed`: (f, g, history (steps, 3): step, ε, GW loss of the batch)."
     c, dev = self.get_params(), xs.device
     with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
@@ -662,6 +672,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int) -> tuple:
         total.backward()
         opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
+        if bar is not None: bar.update(1)
     return f, g, hist
 
 # %% ../nbs/14_latent_gw.ipynb #ef03aad7
@@ -693,8 +704,12 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=dev)
     Sx, Sy = _batch_dists(mx[sx], Gx, sx, self.rank), _batch_dists(my[sy], Gy, sy, self.rank)
     best, self.restarts_ = None, []
+    bar = None
+    if self.progress is not False:           # None: a bar that appears once fitting has lasted 2 s
+        from tqdm.auto import tqdm
+        bar = tqdm(total=self.n_restarts * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
     for r in range(self.n_restarts):
-        f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r)
+        f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r, bar)
         with torch.no_grad():
             C = _sqdist(f(xs[sx]), g(ys[sy])).double()       # the plan at eps_end, in the units of training
             if self.objective == 'direct': P = _direct_plan(C, self._eps_range()[1], n_iter=200)[0]
@@ -702,6 +717,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
             gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
         self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw))
         if best is None or gw < best[0]: best = (gw, f, g, hist)
+    if bar is not None: bar.close()
     self.gw_, self.f_, self.g_, self.history_ = best
     self.f_.eval(); self.g_.eval()
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
@@ -777,7 +793,7 @@ def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training
     if not (e > 0 and math.isfinite(e)): raise ValueError(f"`eps` must be a finite number > 0, got {eps}")
     e = self._eps_mean(e, ex, ey, memory_budget)        # the Coupling holds ε relative to the mean cost
     f, g, scale, it = sinkhorn_potentials(ex, ey, e, n_iter, tol, memory_budget)
-    cp = Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray))
+    cp = Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray), model=self)
     r = cp._rows()
     mass = float(sum(cp._logp(i, i + r).exp().sum() for i in range(0, cp.shape[0], r)))
     if not abs(mass - 1) <= 1e-4:
@@ -893,10 +909,12 @@ SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT'
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, n_iter=100, n_restarts=3)
 
-ALIGN_CANDIDATES = { # what `align` chooses among by the GW loss when no model or settings are given (name -> LearnedGW kwargs)
-    'single-cell (geodesic, l2)': SINGLECELL_CONFIG,
-    'euclidean (z-score)': {**SINGLECELL_CONFIG, 'normalize': 'standard', 'metric': 'euclidean'}}
-ALIGN_REFERENCE = 'euclidean' # the distances `align` scores every candidate's plan against: Euclidean distances of each side's raw features
+ALIGN_CONFIG = {**SINGLECELL_CONFIG, 'eps_end': 0.02} # what `align` fits when given no model: the single-cell settings, a sharper final plan, k from `align_k`
+
+def align_k(n_x:int, n_y:int) -> int:
+    "`align`'s kNN graph size: SCOT's default min(n/5, 50) of the smaller side, or a tenth of it on larger data (a graph that grows with the data), at most 150."
+    n = min(int(n_x), int(n_y))
+    return max(1, min(150, max(min(n // 5, 50), n // 10)))
 
 # %% ../nbs/14_latent_gw.ipynb #18417113
 def _get_rep(ad, use_rep, name:str) -> np.ndarray:
@@ -916,24 +934,45 @@ def _get_rep(ad, use_rep, name:str) -> np.ndarray:
         raise ValueError(f"`{name}` representation {use_rep or 'X'} has shape {X.shape}: expected (n_obs, >= 1 features)")
     return X.astype(np.float32)
 
+# %% ../nbs/14_latent_gw.ipynb #45699566
+@patch
+def metric_space(self:LearnedGW, v, # samples of `side` (new ones too)
+                 side:str='y', # "x" or "y"
+                ):
+    """The points whose distances the model aligns, in the input's units: L2-normalised rows for normalize="l2", principal coordinates for "pca", the features themselves otherwise; `align` writes the second side's here and carries the first side's onto them through the plan.
+
+    >>> x, y, _ = clustered_pair(40, d=4, seed=0)
+    >>> m = LearnedGW(normalize='l2', n_steps=1, n_restarts=1).fit(x, y)
+    >>> np.allclose(np.linalg.norm(m.metric_space(y), axis=1), 1)
+    True
+    """
+    check_choice(side, 'side', ('x', 'y'))
+    t, was_numpy = self._side_input(v, 'v', side)
+    if self.normalize == 'l2': out = self._preprocess(t, side)
+    elif self.normalize == 'pca': out = self._pcs(t, side) * self.stats_.get(f'scale_{side}', 1.0)
+    else: out = t * self.stats_.get(f'scale_{side}', 1.0)
+    return out.cpu().numpy() if was_numpy else out
+
+
 # %% ../nbs/14_latent_gw.ipynb #37fa7bd2
 def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)
-          key_added:str='X_gw', # .obsm key the common-space embeddings are written to
-          model:LearnedGW|None=None, # a fitted model to reuse; else one is fitted (see below)
-          eps:float|None=None, # ε of the final Sinkhorn solve
-          seed:int=0, # seed of the fitted model(s)
-          **kwargs, # LearnedGW settings, on top of `SINGLECELL_CONFIG`; none: every `ALIGN_CANDIDATES` entry is fitted, the lowest GW loss kept
+          key_added:str='X_gw', # .obsm key the common coordinates are written to
+          model:LearnedGW|None=None, # a fitted model to reuse (on new cells too); else one is fitted (see below)
+          eps:float|None=None, # ε of the final Sinkhorn solve (in the model's training units); the model's `eps_end` when None
+          seed:int=0, # seed of the fitted model
+          progress:bool|None=None, # progress bar of the fit; None: one that appears when fitting lasts over 2 s
+          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`)
          ) -> Coupling:
-    """Fit (or reuse) a `LearnedGW` on two AnnData objects, write centred common embeddings to `.obsm[key_added]`, return the plan.
+    """Fit (or reuse) a `LearnedGW` on two AnnData objects; write common coordinates to `.obsm[key_added]` of both (y's metric space, x carried onto it by the plan); return the plan, whose `.model` is the fitted model.
 
     >>> import anndata
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
     >>> A, B = anndata.AnnData(X=x), anndata.AnnData(X=y[:50])
-    >>> plan = align(A, B, n_steps=2)
-    >>> A.obsm['X_gw'].shape, B.obsm['X_gw'].shape, plan.shape
-    ((60, 16), (50, 16), (60, 50))
+    >>> plan = align(A, B, n_steps=2, progress=False)
+    >>> A.obsm['X_gw'].shape, B.obsm['X_gw'].shape, plan.shape, type(plan.model).__name__
+    ((60, 4), (50, 4), (60, 50), 'LearnedGW')
     """
     if isinstance(use_rep, (tuple, list)):
         if len(use_rep) != 2: raise ValueError(f"`use_rep` must be None, a key, or a pair of keys, got {use_rep!r}")
@@ -942,11 +981,13 @@ def align(adata_x, # AnnData of the first modality
     x, y = _get_rep(adata_x, rx, 'adata_x'), _get_rep(adata_y, ry, 'adata_y')
     if model is not None and kwargs:
         raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
-    if model is None and kwargs: model = LearnedGW(**{**SINGLECELL_CONFIG, 'seed': seed, **kwargs}).fit(x, y)
-    elif model is None: model = select_config(x, y, ALIGN_CANDIDATES, seed=seed, metric=ALIGN_REFERENCE, rank=False)[0]
+    if model is None:
+        model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress, **kwargs}).fit(x, y)
     cp = model.coupling(x, y, eps=eps)
-    adata_x.obsm[key_added] = np.asarray(cp.ex.cpu().numpy())
-    adata_y.obsm[key_added] = np.asarray(cp.ey.cpu().numpy())
-    sel = getattr(model, 'selected_', None)
-    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params(), **({'selected': sel} if sel else {}))
+    # one space for both sides: y's own metric space, each x cell at the plan-weighted mean of the y cells it is sent to
+    zy = np.asarray(model.metric_space(y, 'y'), dtype=np.float32)
+    adata_y.obsm[key_added] = zy
+    adata_x.obsm[key_added] = np.asarray(cp.barycentric(zy), dtype=np.float32)
+    adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params(), coordinates='metric space of adata_y; adata_x carried onto it by the plan')
     return cp
+

@@ -115,11 +115,14 @@ def test_fit_transform_is_both_embeddings():
     m = LearnedGW(n_steps=2, n_restarts=1, seed=0).fit(x, y)
     np.testing.assert_array_equal(ex, m.embed_x(x)); np.testing.assert_array_equal(ey, m.embed_y(y))
 
-def test_align_defaults_choose_by_gw_loss():
+def test_align_defaults_are_align_config_with_align_k():
     import anndata
-    from relrep_nb.gw import ALIGN_CANDIDATES, align
+    from relrep_nb.gw import ALIGN_CONFIG, align, align_k
     x, y, _ = clustered_pair(60, d=4, seed=0)
     A, B = anndata.AnnData(X=x), anndata.AnnData(X=y[:50])
-    align(A, B)
-    assert A.uns['X_gw']['selected'] in ALIGN_CANDIDATES
-    assert A.uns['X_gw']['config']['n_restarts'] == 3
+    plan = align(A, B, progress=False)
+    cfg = A.uns['X_gw']['config']
+    assert cfg['k'] == align_k(60, 50) == 10 and cfg['n_restarts'] == ALIGN_CONFIG['n_restarts'] == 3
+    assert {k: cfg[k] for k in ALIGN_CONFIG if k != 'k'} == {k: v for k, v in ALIGN_CONFIG.items() if k != 'k'}
+    assert plan.model.get_params() == cfg
+    assert [align_k(n, 10**6) for n in (10, 177, 287, 1047, 5000)] == [2, 35, 50, 104, 150]
