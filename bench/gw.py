@@ -66,7 +66,7 @@ def align_vs_pot(args):
             pot_kw = dict(k=SINGLECELL[args.dataset][1], epsilons=(SINGLECELL[args.dataset][2],))   # SCOT's published k and ε
         A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
         t0, c0 = time.perf_counter(), time.process_time()
-        align(A, B, seed=s, progress=False)
+        align(A, B, seed=s, progress=False, **({} if args.device == 'cpu' else {'device': args.device}))   # cuda: f, g and the plan on the GPU
         rows.append(dict(method='align (defaults)', seed=s, score=score(A.obsm['X_gw'], B.obsm['X_gw']),
                          seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0))
         print(rows[-1], flush=True)
@@ -89,7 +89,7 @@ def align_vs_pot(args):
     for m in sorted({r['method'] for r in rows}):
         v = np.array([r['score'] for r in rows if r['method'] == m]); c = np.array([r['cpu_seconds'] for r in rows if r['method'] == m])
         summ[m] = dict(score_mean=v.mean(), score_se=v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0., cpu_seconds_mean=c.mean(), runs=len(v))
-    res = dict(part='align', dataset=args.dataset, metric='label transfer (5-NN)' if args.dataset == 'pbmc' else 'FOSCTTM',
+    res = dict(part='align', dataset=args.dataset, device=args.device, metric='label transfer (5-NN)' if args.dataset == 'pbmc' else 'FOSCTTM',
                rows=rows, summary=summ, threads=args.threads, loadavg_1min_end=os.getloadavg()[0],
                goal='align: <= 1/10 of POT CPU time, FOSCTTM within 0.01 / label transfer within 0.05 of POT')
     if 'align (defaults)' in summ and 'entropic GW (POT, SCOT protocol)' in summ:
@@ -144,6 +144,7 @@ def main():
     c = sub.add_parser('align'); c.add_argument('--dataset', choices=['snareseq', 'scgem', 'pbmc'], default='snareseq')
     c.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2]); c.add_argument('--no-pot', dest='pot', action='store_false')
     c.add_argument('--lowrank', action='store_true', help="also POT's low-rank GW"); c.add_argument('--rank', type=int, default=10)
+    c.add_argument('--device', default='cpu', help='where LearnedGW trains and solves (cpu, cuda); POT and moscot stay on the CPU')
     for s in (a, b, c): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()
     res = {'snareseq': snareseq, 'inductive': inductive, 'align': align_vs_pot}[args.part](args)
