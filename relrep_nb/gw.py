@@ -514,6 +514,15 @@ def _model_device(self:LearnedGW) -> torch.device:
     return next(self.f_.parameters()).device
 
 
+# %% ../nbs/14_latent_gw.ipynb #56305384
+@patch
+def _progress_bar(self:LearnedGW):
+    "The fit's tqdm bar over all restarts' steps (None for progress=False; progress=None: it appears once fitting has lasted 2 s)."
+    if self.progress is False: return None
+    from tqdm.auto import tqdm
+    return tqdm(total=self.n_restarts * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
+
+
 # %% ../nbs/14_latent_gw.ipynb #86abe1c5
 @patch
 def _side_input(self:LearnedGW, v, name:str, side:str) -> tuple[torch.Tensor, bool]:
@@ -713,11 +722,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=dev)
     sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=dev)
     Sx, Sy = _batch_dists(mx[sx], Gx, sx, self.rank), _batch_dists(my[sy], Gy, sy, self.rank)
-    best, self.restarts_ = None, []
-    bar = None
-    if self.progress is not False:           # None: a bar that appears once fitting has lasted 2 s
-        from tqdm.auto import tqdm
-        bar = tqdm(total=self.n_restarts * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
+    best, self.restarts_, bar = None, [], self._progress_bar()
     for r in range(self.n_restarts):
         f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r, bar)
         with torch.no_grad():
@@ -922,7 +927,11 @@ SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT'
 ALIGN_CONFIG = {**SINGLECELL_CONFIG, 'eps_end': 0.02} # what `align` fits when given no model: the single-cell settings, a sharper final plan, k from `align_k`
 
 def align_k(n_x:int, n_y:int) -> int:
-    "`align`'s kNN graph size: SCOT's default min(n/5, 50) of the smaller side, or a tenth of it on larger data (a graph that grows with the data), at most 150."
+    """`align`'s kNN graph size: SCOT's default min(n/5, 50) of the smaller side, or a tenth of it on larger data (a graph that grows with the data), at most 150.
+
+    >>> align_k(177, 177), align_k(1047, 1047), align_k(400, 287), align_k(50_000, 40_000)
+    (35, 104, 50, 150)
+    """
     n = min(int(n_x), int(n_y))
     return max(1, min(150, max(min(n // 5, 50), n // 10)))
 
