@@ -279,6 +279,7 @@ def main():
     ap.add_argument('--device', choices=['cpu', 'cuda'], default='cpu')
     ap.add_argument('--threads', type=int, default=1, help='torch/BLAS threads per variant (1: stable on a shared machine)')
     ap.add_argument('--tasks', nargs='+', default=['relproj', 'gw', 'anchors', 'asif', 'bootstrap'])
+    ap.add_argument('--rounds', type=int, default=None, help="alternating rounds per variant (default: the size's)")
     ap.add_argument('--cases', nargs='+', default=None, help='relproj similarities to run (default: all)')
     ap.add_argument('--one', nargs=2, default=None, help=argparse.SUPPRESS)
     ap.add_argument('--cfg', default=None, help=argparse.SUPPRESS)
@@ -287,6 +288,7 @@ def main():
         print(json.dumps(child(*a.one, json.loads(a.cfg), a.device, a.threads))); return
     size = 'quick' if a.quick else 'full'
     cfg = dict(SIZES[size], **({'cases': a.cases} if a.cases else {}))
+    if a.rounds: cfg['rounds'] = a.rounds
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                MALLOC_MMAP_THRESHOLD_='1048576',    # large blocks mmapped and unmapped on free: RSS peaks are the variant's
                **{v: str(a.threads) for v in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS')})
