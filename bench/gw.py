@@ -38,11 +38,6 @@ def snareseq(args):
                 foscttm_se=fo.std(ddof=1) / np.sqrt(len(fo)) if len(fo) > 1 else 0., solver=args.solver,
                 goal_met=bool(fo.mean() <= 0.12 and se.mean() <= 60), threads=args.threads, loadavg_1min_end=os.getloadavg()[0])
 
-def _knn_labels(a, b, la, k=5):
-    import torch
-    nn = torch.cdist(torch.as_tensor(b).double(), torch.as_tensor(a).double()).topk(k, largest=False).indices.numpy()
-    cls = np.unique(la); return cls[np.stack([(la[nn] == c).sum(1) for c in cls], 1).argmax(1)]
-
 def align_vs_pot(args):
     """`align` with its defaults against POT's entropic GW under SCOT's protocol, both read out in the coordinates they
     produce (x carried onto y's L2-normalised rows by the plan): FOSCTTM on the paired datasets (pairing hidden),
@@ -50,13 +45,13 @@ def align_vs_pot(args):
     import anndata, torch
     from relrep_nb.gw import align, align_k, scot_gw
     from relrep_nb.metrics import foscttm
-    from relrep_nb.experiments.latent_gw import SINGLECELL, _load_pair, pbmc_unpaired
+    from relrep_nb.experiments.latent_gw import SINGLECELL, _load_pair, knn_labels, pbmc_unpaired
     torch.set_num_threads(args.threads)
     rows = []
     for s in args.seeds:
         if args.dataset == 'pbmc':
             x, y, lx, ly = pbmc_unpaired(s)
-            score = lambda zx, zy: float((_knn_labels(zx, zy, lx) == ly).mean())
+            score = lambda zx, zy: float((knn_labels(zx, zy, lx) == ly).mean())
             pot_kw = dict(k=align_k(len(x), len(y)), epsilons=(1e-3, 5e-3, 1e-2), select='gw')   # unknown data: SCOT's ε by GW loss
         else:
             x, y, _ = _load_pair(args.dataset, None, 0)

@@ -19,12 +19,11 @@ def main():
     import anndata, pandas as pd
     from moscot.problems.cross_modality import TranslationProblem
     from relrep_nb.metrics import foscttm
-    from relrep_nb.experiments.latent_gw import _load_pair, pbmc_unpaired
-    sys.path.insert(0, os.path.dirname(__file__)); from gw import _knn_labels
+    from relrep_nb.experiments.latent_gw import _load_pair, knn_labels, pbmc_unpaired
     rows = []
     for s in a.seeds:
         if a.dataset == 'pbmc':
-            x, y, lx, ly = pbmc_unpaired(s); score = lambda zx, zy: float((_knn_labels(zx, zy, lx) == ly).mean())
+            x, y, lx, ly = pbmc_unpaired(s); score = lambda zx, zy: float((knn_labels(zx, zy, lx) == ly).mean())
         else:
             x, y, _ = _load_pair(a.dataset, None, 0)
             perm = np.random.default_rng(10_000 + s).permutation(len(y)); inv = np.argsort(perm); y = y[perm]

@@ -9,18 +9,13 @@ anndata = pytest.importorskip('anndata'); pytest.importorskip('scanpy')
 from relrep_nb.gw import LearnedGW, align
 
 pytestmark = pytest.mark.usefixtures('one_thread')   # conftest.py: small fits, one torch thread
-from relrep_nb.experiments.latent_gw import label_transfer, pbmc_unpaired
+from relrep_nb.experiments.latent_gw import knn_labels, label_transfer, pbmc_unpaired
 
 CHANCE = 0.2   # five cell types; the largest holds 0.39 of side y's cells
 
 @pytest.fixture(scope='module')
 def pair():
     return pbmc_unpaired(seed=0)
-
-def _knn(ex, ey, lx, k=5):
-    nn = torch.cdist(torch.as_tensor(ey).double(), torch.as_tensor(ex).double()).topk(k, largest=False).indices.numpy()
-    cls = np.unique(lx)
-    return cls[np.stack([(lx[nn] == c).sum(1) for c in cls], 1).argmax(1)]
 
 def test_learnedgw_defaults_transfer_labels(pair):
     x, y, lx, ly = pair
@@ -54,7 +49,7 @@ def test_align_defaults_transfer_labels_like_pot(pair):
         x, y, lx, ly = pbmc_unpaired(seed=s)
         A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
         align(A, B, seed=s, progress=False)
-        ours.append((_knn(A.obsm['X_gw'], B.obsm['X_gw'], lx) == ly).mean())
+        ours.append((knn_labels(A.obsm['X_gw'], B.obsm['X_gw'], lx) == ly).mean())
         r = scot_gw(x, y, k=align_k(len(x), len(y)), epsilons=(1e-3, 5e-3, 1e-2), select='gw')
-        pot.append((_knn(r['x_aligned'], r['y'], lx) == ly).mean())
+        pot.append((knn_labels(r['x_aligned'], r['y'], lx) == ly).mean())
     assert np.mean(ours) >= np.mean(pot) - 0.05, (ours, pot)

@@ -15,10 +15,11 @@ from ..metrics import foscttm
 from ..gw import LearnedGW, SINGLECELL_CONFIG, clustered_pair, pot_entropic_gw, scot_gw, select_config
 
 # %% auto #0
-__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 'SIZES', 'PARTS', 'pbmc_unpaired',
-           'label_transfer', 'paper_config', 'singlecell_candidates', 'learned_foscttm', 'singlecell_experiment',
-           'annealing_experiment', 'spectral_experiment', 'fmnist_embeddings', 'pot_memory_experiment',
-           'pot_memory_fit', 'inductive_experiment', 'nonisometric_experiment', 'run', 'claims']
+__all__ = ['SINGLECELL', 'POT_MEMORY_LIMIT', 'PAPER_IMAGE', 'IMAGE_CANDIDATES', 'SIZES', 'PARTS', 'pbmc_unpaired', 'knn_labels',
+           'plan_labels', 'label_transfer', 'paper_config', 'singlecell_candidates', 'learned_foscttm',
+           'singlecell_experiment', 'annealing_experiment', 'spectral_experiment', 'fmnist_embeddings',
+           'pot_memory_experiment', 'pot_memory_fit', 'inductive_experiment', 'nonisometric_experiment', 'run',
+           'claims']
 
 # %% ../../nbs/14_latent_gw.ipynb #6a4a3b2e
 def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
@@ -37,13 +38,44 @@ def pbmc_unpaired(seed:int=0, # seeds the split of cells and genes
     x = np.asarray(a.X)[ix][:, g1].astype(np.float32); y = raw[iy][:, g2].astype(np.float32)
     return x, y, lab[ix].astype(str), lab[iy].astype(str)
 
+
+# %% ../../nbs/14_latent_gw.ipynb #5e11968f
+def knn_labels(a, # (n, d) labelled samples (the first side, in the common coordinates)
+               b, # (m, d) samples to label (the second side, same coordinates)
+               la, # (n,) labels of `a`
+               k:int=5, # neighbours that vote
+              ) -> np.ndarray: # (m,) the majority label among each row of `b`'s k nearest rows of `a`
+    """Label transfer by k nearest neighbours: each row of `b` takes the most frequent label among its `k` nearest rows of `a`.
+
+    >>> knn_labels(np.array([[0.], [1.], [10.]]), np.array([[0.2], [9.]]), np.array(['u', 'u', 'v']), k=1).tolist()
+    ['u', 'v']
+    """
+    ta, tb = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
+    dt = torch.promote_types(ta.dtype, tb.dtype)
+    nn_ = torch.cdist(tb.to(dt), ta.to(dt)).topk(k, largest=False).indices.numpy()
+    la = np.asarray(la); cls = np.unique(la)
+    return cls[np.stack([(la[nn_] == c).sum(1) for c in cls], 1).argmax(1)]
+
+
+# %% ../../nbs/14_latent_gw.ipynb #5372cc83
+def plan_labels(P, # (n, m) coupling between labelled samples (rows) and samples to label (columns)
+                la, # (n,) labels of the rows
+               ) -> np.ndarray: # (m,) the label whose rows send each column the most mass
+    """Label transfer through a plan: each column takes the label of the rows that send it the most mass.
+
+    >>> plan_labels(np.array([[0.4, 0.], [0.1, 0.], [0., 0.5]]), np.array(['u', 'u', 'v'])).tolist()
+    ['u', 'v']
+    """
+    P, la = np.asarray(P), np.asarray(la); cls = np.unique(la)
+    return cls[np.stack([P[la == c].sum(0) for c in cls], 1).argmax(1)]
+
+
+# %% ../../nbs/14_latent_gw.ipynb #4cc70e00
 def label_transfer(m, x, y, lx, ly, k:int=5) -> dict:
     "Accuracy of x's labels carried to y's cells by `m`: k nearest x neighbours in the common space ('knn') and through the plan ('plan')."
-    ex, ey = torch.as_tensor(m.embed_x(x)), torch.as_tensor(m.embed_y(y))
-    nn_ = torch.cdist(ey, ex).topk(k, largest=False).indices.numpy()
-    cls = np.unique(lx); votes = np.stack([(lx[nn_] == c).sum(1) for c in cls], 1)
-    P = np.asarray(m.coupling(x, y).dense()); mass = np.stack([P[lx == c].sum(0) for c in cls], 1)
-    return dict(knn=float((cls[votes.argmax(1)] == ly).mean()), plan=float((cls[mass.argmax(1)] == ly).mean()))
+    ex, ey = m.embed_x(x), m.embed_y(y)
+    return dict(knn=float((knn_labels(ex, ey, lx, k) == ly).mean()), plan=float((plan_labels(m.coupling(x, y).dense(), lx) == ly).mean()))
+
 
 # %% ../../nbs/14_latent_gw.ipynb #6935dff8
 SINGLECELL = dict( # dataset -> (loader name, SCOT's kNN k, SCOT's ε)
