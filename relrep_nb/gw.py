@@ -310,23 +310,31 @@ def anneal_schedule(step:int, # current optimisation step
     t = min(1.0, step / max(1.0, anneal * n_steps))
     return float(eps_start * (eps_end / eps_start) ** t)
 
-# %% ../nbs/14_latent_gw.ipynb #cac22cd7
-def _kernel_potentials(K1:torch.Tensor, eps:float, n_iter:int, tol:float) -> tuple|None:
-    "`sinkhorn_potentials`'s iterations in the kernel domain (float64, one block): (f, g, iterations), or None where the kernel underflows."
-    n, m = K1.shape
-    c0 = float(K1.max())
-    E = torch.exp(K1 - c0)
-    if not bool(torch.isfinite(E).all()) or float(E.sum(1).min()) < 1e-280 or float(E.sum(0).min()) < 1e-280: return None
-    v = torch.full((m,), 1 / m, dtype=E.dtype, device=E.device)     # g = 0
+# %% ../nbs/14_latent_gw.ipynb #kerniter
+def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
+                       g:torch.Tensor, # (m,) warm start: the second side's potential
+                       eps:float, n_iter:int,
+                       tol:float|None=None, # None: stop once every row marginal is within 0.1% (checked every 5 iterations); else once the column-marginal L1 error before an update is below `tol`
+                      ) -> tuple|None: # (f, g, iterations), or None if it leaves float64's range
+    """Log-stabilised Sinkhorn (Schmitzer 2019) with uniform marginals: matrix-vector scalings u, v on the kernel of the current potentials f, g, absorbed into them once they pass e^±30 (so that no kernel entry that matters underflows at small ε)."""
+    n, m = K.shape
+    la, lb = -math.log(n), -math.log(m)
+    f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)      # the first half-iteration, in the log domain
+    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+    u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
     for it in range(n_iter):
-        u = (1 / n) / (E @ v).clamp_min(1e-300)
-        Etu = E.T @ u
-        err = float((v * Etu - 1 / m).abs().sum())     # the column marginals before this update, as the log-domain loop
-        v = (1 / m) / Etu.clamp_min(1e-300)
-        if err < tol: break
-    f, g = eps * (u.log() - c0 + math.log(n)), eps * (v.log() + math.log(m))
+        if it: u = 1 / (n * (E @ v)).clamp_min(1e-300)
+        v, v0 = 1 / (m * (E.T @ u)).clamp_min(1e-300), v
+        if tol is not None and float((v0 / v - 1).abs().sum()) / m < tol: break
+        if tol is None and it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
+        if float(u.log().abs().max()) > 30 or float(v.log().abs().max()) > 30:         # absorb into the potentials
+            f, g = f + eps * u.log(), g + eps * v.log()
+            E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+            u, v = torch.ones_like(u), torch.ones_like(v)
+    f, g = f + eps * u.log(), g + eps * v.log()
     return (f, g, it + 1) if bool(torch.isfinite(f).all() and torch.isfinite(g).all()) else None
 
+# %% ../nbs/14_latent_gw.ipynb #cac22cd7
 def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common space
                         ey:torch.Tensor, # (m, k) second side, in the common space
                         eps:float, # entropic regularisation, relative to the mean cost
@@ -334,7 +342,7 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
                         tol:float=1e-4, # stop when the column-marginal L1 error is below this
                         memory_budget:int|None=None, # bytes for one block of the cost matrix
                        ) -> tuple[torch.Tensor, torch.Tensor, float, int]: # (f, g, scale, iterations)
-    """Log-domain Sinkhorn on the squared-Euclidean cost between `ex` and `ey`, computed block by block (online log-sum-exp); in float64 with one block, the same iterations in the kernel domain (matrix-vector products) unless the kernel underflows.
+    """Log-domain Sinkhorn on the squared-Euclidean cost between `ex` and `ey`, computed block by block (online log-sum-exp); in float64 with one block, the same iterations log-stabilised in the kernel domain (matrix-vector products).
 
     >>> f, g, scale, it = sinkhorn_potentials(torch.eye(3), torch.eye(4)[:, :3], 0.1)
     >>> f.shape, g.shape, 0 < it <= 200
@@ -346,7 +354,7 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
     f = torch.zeros(n, dtype=ex.dtype, device=ex.device); g = torch.zeros(m, dtype=ex.dtype, device=ex.device)
     rows = chunk_rows(n, 3 * m * ex.element_size(), memory_budget)
     K1 = -_sqdist(ex, ey) / (scale * eps) if rows >= n else None     # one block: the cost is computed once, not per iteration
-    if K1 is not None and K1.dtype == torch.float64 and (r := _kernel_potentials(K1, eps, n_iter, tol)) is not None:
+    if K1 is not None and K1.dtype == torch.float64 and (r := _kernel_iterations(K1, g, eps, n_iter, tol)) is not None:
         return r[0], r[1], scale, r[2]
     for it in range(n_iter):
         S = torch.full((m,), -float('inf'), dtype=ex.dtype, device=ex.device)
@@ -614,21 +622,6 @@ def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:b
     D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
-# %% ../nbs/14_latent_gw.ipynb #kerniter
-def _kernel_iterations(K:torch.Tensor, lv:torch.Tensor, n_iter:int) -> torch.Tensor|None:
-    """Sinkhorn with uniform marginals on the log-kernel `K` (n, m) in the kernel domain, from the log column scaling `lv` = g/ε + log(1/m): the log column scaling once every row marginal is within 0.1% (checked every 5 iterations) or after `n_iter`; None where the kernel or the scalings leave float64's range."""
-    n, m = K.shape
-    E = (K - K.max()).exp_()
-    r, c = float(E.sum(1).min()), float(E.sum(0).min())
-    if not (math.isfinite(r) and math.isfinite(c)) or r < 1e-280 or c < 1e-280: return None
-    v = (lv - lv.max()).exp_()                  # a common factor of v is absorbed by u
-    for it in range(n_iter):
-        u = (1 / n) / (E @ v).clamp_min(1e-300)
-        v = (1 / m) / (E.T @ u).clamp_min(1e-300)
-        if it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
-    lv = v.log()                                # g/ε + log(1/m): the kernel's shift is carried by u (f), not by v
-    return lv if bool(torch.isfinite(lv).all() and torch.isfinite(u).all()) else None
-
 # %% ../nbs/14_latent_gw.ipynb #d1rec7p1
 def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with gradient)
                  eps:float, # entropic regularisation, relative to the standard deviation of `C`
@@ -651,9 +644,9 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
     with torch.no_grad():
         K = -C.detach() / eps
         g = torch.zeros(m, dtype=C.dtype, device=C.device) if g0 is None or g0.shape != (m,) else g0.to(C.dtype)
-        gk = _kernel_iterations(K.double(), g.double() / eps + lb[0].item(), n_iter)    # matrix-vector products, float64
-        if gk is not None: g = ((gk - lb[0].item()) * eps).to(C.dtype)
-        else:                                                                          # the kernel underflows: log domain
+        r = _kernel_iterations(K.double(), g.double(), eps, n_iter)        # matrix-vector products, float64
+        if r is not None: g = r[1].to(C.dtype)
+        else:                                                               # out of float64's range: the log domain
             for it in range(n_iter):
                 f, g = step(K, g)
                 if it % 5 == 4 and float((torch.logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
