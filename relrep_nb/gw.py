@@ -651,8 +651,12 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
                 f, g = step(K, g)
                 if it % 5 == 4 and float((torch.logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
     K = -C / eps
-    for _ in range(n_unroll): f, g = step(K, g)
-    return (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp(), g.detach()
+    with torch.no_grad(): f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)
+    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp()     # the converged plan, with gradient through the cost
+    v = torch.ones(m, dtype=C.dtype, device=C.device)
+    for _ in range(n_unroll):   # the log-domain iterations as scalings u = exp((f' - f)/ε), v = exp((g' - g)/ε): products, no log-sum-exp
+        u = (1 / n) / (E @ v); v = (1 / m) / (E.T @ u)
+    return E * u[:, None] * v[None, :], (g + eps * v.log()).detach()
 
 
 # %% ../nbs/14_latent_gw.ipynb #b6b23182
@@ -702,17 +706,18 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tup
     nx, ny = xs.shape[0], ys.shape[0]
     bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
     full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
-    hist, v, G, L = np.zeros((c['n_steps'], 3)), None, None, None
+    hist, v, G, L, Dx = np.zeros((c['n_steps'], 3)), None, None, None, None
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
     f.train(); g.train()
     for step in range(c['n_steps']):
         eps = anneal_schedule(step, c['n_steps'], *self._eps_range(), c['anneal'])
         if step % every == 0:
-            ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
-            iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
-            xb, yb = xs[ix], ys[iy]
-            Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
-            if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
+            if not (full and Dx is not None):    # a full batch is the same every time: its distances are computed once
+                ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
+                iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
+                xb, yb = xs[ix], ys[iy]
+                Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
+                if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
