@@ -30,6 +30,30 @@ def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
         raise ValueError(f"`{name}` has no features (shape {tuple(t.shape)}): expected at least one column")
     return t, was_numpy
 
+# %% ../nbs/14_latent_gw.ipynb #kerniter
+def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
+                       g:torch.Tensor, # (m,) warm start: the second side's potential
+                       eps:float, n_iter:int,
+                       tol:float|None=None, # None: stop once every row marginal is within 0.1% (checked every 5 iterations); else once the column-marginal L1 error before an update is below `tol`
+                      ) -> tuple|None: # (f, g, iterations), or None if it leaves float64's range
+    """Log-stabilised Sinkhorn (Schmitzer 2019) with uniform marginals: matrix-vector scalings u, v on the kernel of the current potentials f, g, absorbed into them once they pass e^±30 (so that no kernel entry that matters underflows at small ε)."""
+    n, m = K.shape
+    la, lb = -math.log(n), -math.log(m)
+    f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)      # the first half-iteration, in the log domain
+    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+    u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
+    for it in range(n_iter):
+        if it: u = 1 / (n * (E @ v)).clamp_min(1e-300)
+        v, v0 = 1 / (m * (E.T @ u)).clamp_min(1e-300), v
+        if tol is not None and float((v0 / v - 1).abs().sum()) / m < tol: break
+        if tol is None and it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
+        if float(u.log().abs().max()) > 30 or float(v.log().abs().max()) > 30:         # absorb into the potentials
+            f, g = f + eps * u.log(), g + eps * v.log()
+            E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+            u, v = torch.ones_like(u), torch.ones_like(v)
+    f, g = f + eps * u.log(), g + eps * v.log()
+    return (f, g, it + 1) if bool(torch.isfinite(f).all() and torch.isfinite(g).all()) else None
+
 # %% ../nbs/14_latent_gw.ipynb #4d1ccfd6
 def log_sinkhorn(C:torch.Tensor, # (n, m) cost matrix
                  eps:float, # entropic regularisation, in the units of `C`
@@ -38,7 +62,7 @@ def log_sinkhorn(C:torch.Tensor, # (n, m) cost matrix
                  n_iter:int=100, # maximum number of (f, g) updates
                  tol:float|None=None, # stop when the row-marginal L1 error is below `tol` (checked every 10 updates)
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # (plan (n, m), f (n,), g (m,))
-    """Entropic OT in the log domain (stable for small `eps`, differentiable by unrolling): plan and dual potentials.
+    """Entropic OT in the log domain (stable for small `eps`, differentiable by unrolling): plan and dual potentials; without a gradient (uniform marginals, fixed `n_iter`) the same iterations run log-stabilised in the kernel domain.
 
     >>> P, f, g = log_sinkhorn(torch.tensor([[0., 1.], [1., 0.]]), 0.1)
     >>> round(P.sum().item(), 6), P.argmax(1).tolist()
@@ -50,6 +74,12 @@ def log_sinkhorn(C:torch.Tensor, # (n, m) cost matrix
     la = torch.full((n,), -math.log(n), dtype=C.dtype, device=C.device) if a is None else a.log()
     lb = torch.full((m,), -math.log(m), dtype=C.dtype, device=C.device) if b is None else b.log()
     K = -C / eps
+    if a is None and b is None and tol is None and C.device.type in ('cpu', 'cuda') and not (torch.is_grad_enabled() and C.requires_grad):
+        # no gradient asked: the same n_iter iterations, log-stabilised in the kernel domain (float64 products: 3-7x faster)
+        r = _kernel_iterations(K.double(), torch.zeros(m, dtype=torch.float64, device=C.device), eps, n_iter, 0.0)
+        if r is not None:
+            f, g = r[0].to(C.dtype), r[1].to(C.dtype)
+            return (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp(), f, g
     f = torch.zeros(n, dtype=C.dtype, device=C.device); g = torch.zeros(m, dtype=C.dtype, device=C.device)
     for it in range(n_iter):
         f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)
@@ -309,30 +339,6 @@ def anneal_schedule(step:int, # current optimisation step
     if anneal <= 0: return eps_end
     t = min(1.0, step / max(1.0, anneal * n_steps))
     return float(eps_start * (eps_end / eps_start) ** t)
-
-# %% ../nbs/14_latent_gw.ipynb #kerniter
-def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
-                       g:torch.Tensor, # (m,) warm start: the second side's potential
-                       eps:float, n_iter:int,
-                       tol:float|None=None, # None: stop once every row marginal is within 0.1% (checked every 5 iterations); else once the column-marginal L1 error before an update is below `tol`
-                      ) -> tuple|None: # (f, g, iterations), or None if it leaves float64's range
-    """Log-stabilised Sinkhorn (Schmitzer 2019) with uniform marginals: matrix-vector scalings u, v on the kernel of the current potentials f, g, absorbed into them once they pass e^±30 (so that no kernel entry that matters underflows at small ε)."""
-    n, m = K.shape
-    la, lb = -math.log(n), -math.log(m)
-    f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)      # the first half-iteration, in the log domain
-    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
-    u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
-    for it in range(n_iter):
-        if it: u = 1 / (n * (E @ v)).clamp_min(1e-300)
-        v, v0 = 1 / (m * (E.T @ u)).clamp_min(1e-300), v
-        if tol is not None and float((v0 / v - 1).abs().sum()) / m < tol: break
-        if tol is None and it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
-        if float(u.log().abs().max()) > 30 or float(v.log().abs().max()) > 30:         # absorb into the potentials
-            f, g = f + eps * u.log(), g + eps * v.log()
-            E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
-            u, v = torch.ones_like(u), torch.ones_like(v)
-    f, g = f + eps * u.log(), g + eps * v.log()
-    return (f, g, it + 1) if bool(torch.isfinite(f).all() and torch.isfinite(g).all()) else None
 
 # %% ../nbs/14_latent_gw.ipynb #cac22cd7
 def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common space
