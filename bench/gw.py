@@ -42,11 +42,15 @@ def align_vs_pot(args):
     """`align` with its defaults against POT's entropic GW under SCOT's protocol, both read out in the coordinates they
     produce (x carried onto y's L2-normalised rows by the plan): FOSCTTM on the paired datasets (pairing hidden),
     5-NN label transfer on the held-out PBMC pair; CPU seconds of each and their ratio."""
-    import anndata, torch
+    from relrep_nb.core import torch_threads
+    with torch_threads(args.threads):      # torch and BLAS (POT's numpy) on the same number of threads: CPU seconds compare
+        return _align_summary(args, _align_rows(args))
+
+def _align_rows(args):
+    import anndata
     from relrep_nb.gw import align, align_k, scot_gw
     from relrep_nb.metrics import foscttm
     from relrep_nb.experiments.latent_gw import SINGLECELL, _load_pair, knn_labels, pbmc_unpaired
-    torch.set_num_threads(args.threads)
     rows = []
     for s in args.seeds:
         if args.dataset == 'pbmc':
@@ -80,6 +84,9 @@ def align_vs_pot(args):
             rows.append(dict(method=f'low-rank GW (POT, rank {args.rank}, sq. Euclidean)', seed=s, score=score((P @ yn) / P.sum(1, keepdims=True), yn),
                              seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0))
             print(rows[-1], flush=True)
+    return rows
+
+def _align_summary(args, rows):
     summ = {}
     for m in sorted({r['method'] for r in rows}):
         v = np.array([r['score'] for r in rows if r['method'] == m]); c = np.array([r['cpu_seconds'] for r in rows if r['method'] == m])
