@@ -229,7 +229,13 @@ def _quality(task, o, p):
         return out
     return ''
 
+def round_ratios(raw, ours, peer):
+    "peer s / ours s of each round: the i-th run of `ours` with the i-th run of `peer` ((task, case, n, variant) keys), in the order they ran."
+    runs = lambda key: [r['seconds'] for r in raw if 'skipped' not in r and (r['task'], r['case'], r['n'], r['variant']) == key]
+    return [p / o for o, p in zip(runs(ours), runs(peer)) if o > 0]
+
 def table(raw):
+    import statistics
     by = best_rows(raw)
     rows = []
     for (task, case, n, variant), o in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
@@ -240,12 +246,14 @@ def table(raw):
         for v, name in peers or [(None, '-')]:
             p = by.get((task, case, n, v))
             ratio = p['seconds'] / o['seconds'] if p else None
+            rr = round_ratios(raw, (task, case, n, 'ours'), (task, 'cosine', n, 'ours') if v == 'ours cosine' else (task, case, n, v)) if p else []
+            spread = dict(rounds=len(rr), ratio_min=min(rr), ratio_median=statistics.median(rr), ratio_max=max(rr)) if rr else {}
             goal = GOALS.get((task, case, v))
             rows.append(dict(task=task, case=case, n=n, ours_s=o['seconds'], peer=PEER_OF.get((task, case), name),
                              peer_s=p['seconds'] if p else None, ratio=ratio, goal=goal,
                              met=None if goal is None or ratio is None else bool(ratio >= goal),
                              ours_peak_mib=o['peak_mib'], peer_peak_mib=p['peak_mib'] if p else None,
-                             quality=_quality(task, o, p) if task in ('relproj', 'gw', 'anchors') and (p or task == 'relproj') else ''))
+                             quality=_quality(task, o, p) if task in ('relproj', 'gw', 'anchors') and (p or task == 'relproj') else '', **spread))
     return rows
 
 def largest_n_within(raw, task='gw', limit_mib=GIB4):
@@ -261,13 +269,16 @@ def largest_n_within(raw, task='gw', limit_mib=GIB4):
         out[v] = dict(exponent=float(p), n_max=n_max, measured=pts)
     return out
 
+def _spread(r):
+    return f"{r['ratio_min']:.2f}-{r['ratio_median']:.2f}-{r['ratio_max']:.2f}" if r.get('rounds', 0) > 1 else '-'
+
 def fmt(rows):
-    h = f"{'task':9s} {'case':16s} {'n':>7s} {'ours s':>8s} {'peer':>18s} {'peer s':>8s} {'ratio':>6s} {'goal':>5s} {'ours MiB':>9s} {'peer MiB':>9s}  quality (ours / peer)"
+    h = f"{'task':9s} {'case':16s} {'n':>7s} {'ours s':>8s} {'peer':>18s} {'peer s':>8s} {'ratio':>6s} {'min-med-max':>16s} {'goal':>5s} {'ours MiB':>9s} {'peer MiB':>9s}  quality (ours / peer)"
     lines = [h, '-' * len(h)]
     for r in rows:
         f = lambda v, w, p: f'{v:{w}.{p}f}' if v is not None else f"{'-':>{w}s}"
         lines.append(f"{r['task']:9s} {r['case']:16s} {r['n']:7d} {f(r['ours_s'], 8, 3)} {r['peer'][:18]:>18s} "
-                     f"{f(r['peer_s'], 8, 3)} {f(r['ratio'], 6, 2)} {f(r['goal'], 5, 2)} {f(r['ours_peak_mib'], 9, 0)} "
+                     f"{f(r['peer_s'], 8, 3)} {f(r['ratio'], 6, 2)} {_spread(r):>16s} {f(r['goal'], 5, 2)} {f(r['ours_peak_mib'], 9, 0)} "
                      f"{f(r['peer_peak_mib'], 9, 0)}  {r['quality']}" + ('' if r['met'] is None else ('  goal met' if r['met'] else '  GOAL NOT MET')))
     return '\n'.join(lines)
 
@@ -309,8 +320,9 @@ def main():
                     raw += got
         elif a.device == 'cuda': notes.append(f'{task}: CPU-only benchmark, skipped with --device cuda'); continue
         else:
-            try: raw += (asif_rows if task == 'asif' else bootstrap_rows)(cfg, a.threads, env)
-            except Exception as e: notes.append(f'{task} failed: {e}')
+            for _ in range(cfg['rounds']):      # each round runs ours then the peer, in fresh processes
+                try: raw += (asif_rows if task == 'asif' else bootstrap_rows)(cfg, a.threads, env)
+                except Exception as e: notes.append(f'{task} failed: {e}'); break
         print(f'[{task}: {time.perf_counter() - t0:.0f} s]', file=sys.stderr, flush=True)
     rows = table(raw)
     fits = largest_n_within(raw) if 'gw' in a.tasks else {}
