@@ -90,8 +90,8 @@ _REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and siz
     'core': dict(quick=2.95), 'fmri': dict(quick=22.65), 'relreps': dict(quick=152.91, full=1026.4),
     'relreps_words': dict(quick=19.93, full=634.4), 'relreps_stitching': dict(quick=334.38),
     'invariances': dict(quick=149.01), 'asif': dict(quick=109.28), 'robust': dict(quick=311.4, full=2182.6),
-    'param_wip': dict(quick=476.05, full=743.5), 'latent_gw': dict(quick=1269.91, full=10079.9),
-    'bootstrap': dict(quick=837.0, full=7158.7)}
+    'param_wip': dict(quick=476.05, full=743.5), 'latent_gw': dict(quick=443.07, full=10079.9),
+    'bootstrap': dict(quick=252.2, full=7158.7)}
 
 # %% ../nbs/09_cli.ipynb #a1c0de12
 def _times_text(here:dict, ref:dict|None=None) -> str:
