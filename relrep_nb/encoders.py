@@ -404,7 +404,7 @@ def _read_cached(path:Path, key:str, n_rows:int|None=None) -> np.ndarray:
 def cached_encode(encoder:Encoder, # any `Encoder`
                   inputs, # texts or images, as `encoder.encode` takes them
                   batch_size:int=32, # items per forward pass (on a miss)
-                  device=None, # where to run on a miss
+                  device:str|None=None, # where to run on a miss
                   progress:bool|None=None, # progress bar on a miss
                   refresh:bool=False, # recompute and overwrite even if cached
                   output:str|None=None, # "torch", "numpy", or None: as `encoder.encode` returns (see there)

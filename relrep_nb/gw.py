@@ -485,7 +485,7 @@ class LearnedGW(TensorState):
                  lr:float=3e-3, # Adam learning rate
                  weight_decay:float=0., # decoupled weight decay of f and g (AdamW: each step shrinks the weights by lr x weight_decay); 0: Adam
                  seed:int=0, # seeds the initialisation and the minibatches
-                 device=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
+                 device:str|None=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
                  progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         kw = renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')
