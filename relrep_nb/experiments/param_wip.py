@@ -503,7 +503,7 @@ def _claim_values(results:dict) -> dict:
 SIZES = {'quick': dict(seeds=(0, 1, 2), n_anchors=32, n_steps=40, text_support=150, vision_variants=(0, 1), vision_support=150,
                        sentences=600, pool=200, slm_support=150, slm_seeds=(0, 1, 2), ablation_counts=(16,), ablation_seeds=(0, 1, 2),
                        stress=dict(seeds=(0, 1, 2), new_aes_per_seed=False, n_train=2000, n_test=500, ae_epochs=5, dec_epochs=10, n_steps=40)),
-         'full': dict(seeds=(0, 1, 2), n_anchors=300, n_steps=150, text_support=400, vision_variants=(0, 1, 2), vision_support=500,
+         'full': dict(seeds=(0, 1, 2, 3, 4, 5), n_anchors=300, n_steps=150, text_support=400, vision_variants=(0, 1, 2), vision_support=500,
                       sentences=3300, pool=1300, slm_support=500, slm_seeds=(0, 1, 2), ablation_counts=(25, 50, 100), ablation_seeds=(0, 1, 2),
                       stress=dict(seeds=(0, 1, 2), new_aes_per_seed=True))}
 VISION_METHODS = ('Random-Cosine', 'Random-Cosine+std', 'Random-WIP', 'PARAM-WIP Single', 'PARAM-WIP Multi')
