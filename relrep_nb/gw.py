@@ -487,13 +487,14 @@ class LearnedGW(TensorState):
                  seed:int=0, # seeds the initialisation and the minibatches
                  device:str|None=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
                  progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
+                 tol:float|None=None, # early stopping: after the annealing, a restart stops once the GW loss at a plan update improved by less than `tol` (relative) on the previous one; None: all `n_steps`
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         kw = renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')
         if set(kw) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
         self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
-        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress = objective, spectral_reg, lr, weight_decay, seed, device, progress
+        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol = objective, spectral_reg, lr, weight_decay, seed, device, progress, tol
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -513,8 +514,8 @@ def _check_params(self:LearnedGW):
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
     for nm in ('eps_start', 'eps_end', 'lr'):
         if nm == 'lr' or getattr(self, nm) is not None: check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
-    check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0)
-    check_float(self.weight_decay, 'weight_decay', 0)
+    check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0); check_float(self.weight_decay, 'weight_decay', 0)
+    if self.tol is not None: check_float(self.tol, 'tol', 0)
     check_device(self.device)
     if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
         raise TypeError(f"`progress` must be None or a bool, got {type(self.progress).__name__} {self.progress!r}")
@@ -712,7 +713,7 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tup
     nx, ny = xs.shape[0], ys.shape[0]
     bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
     full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
-    hist, v, G, L, Dx = np.zeros((c['n_steps'], 3)), None, None, None, None
+    hist, v, G, L, Dx, prev = np.zeros((c['n_steps'], 3)), None, None, None, None, None
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
     f.train(); g.train()
     for step in range(c['n_steps']):
@@ -733,6 +734,10 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tup
         opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
         if bar is not None: bar.update(1)
+        if c['tol'] is not None and step % every == 0 and step >= c['anneal'] * c['n_steps']:   # early stopping on the GW loss
+            if prev is not None and prev - hist[step, 2] < c['tol'] * abs(prev): hist = hist[:step + 1]; break
+            prev = hist[step, 2]
+    if bar is not None: bar.update(c['n_steps'] - len(hist))   # the steps an early stop skipped
     return f, g, hist
 
 # %% ../nbs/14_latent_gw.ipynb #ef03aad7
@@ -771,7 +776,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
             if self.objective == 'direct': P = _direct_plan(C, self._eps_range()[1], n_iter=200)[0]
             else: P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self._eps_range()[1], n_iter=200)
             gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
-        self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw))
+        self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw, steps=len(hist)))
         if best is None or gw < best[0]: best = (gw, f, g, hist)
     if bar is not None: bar.close()
     self.gw_, self.f_, self.g_, self.history_ = best
