@@ -4,13 +4,15 @@
 
 # %% ../../nbs/10_relreps.ipynb #41890a4e
 from __future__ import annotations
-import math
+import hashlib, json, math
+from pathlib import Path
 from typing import Sequence
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
+from tqdm.auto import tqdm
 from ..core import as_tensor, relative_projection, torch_threads, check_int, check_choice
 from ..anchors import sample_anchors
 from ..metrics import mrr, jaccard_at_k, paired_cosine, cka, weighted_f1
@@ -19,10 +21,11 @@ from ..data import load_fashion_mnist, load_mnist5k, subset_indices
 from ..claims import Claim, register_chapter
 
 # %% auto #0
-__all__ = ['IMAGE_DATASETS', 'AE_KINDS', 'SIMILARITY_MEASURES', 'SIZES', 'TRAINING_CELLS', 'STITCHING_CELLS', 'toy_spaces',
-           'space_agreement', 'plot_toy', 'stitching_table', 'image_data', 'autoencoder_stitching', 'stitching_ratios',
-           'plot_reconstructions', 'mlp_classifier', 'relative_training', 'plot_own_vs_stitched', 'population_grid',
-           'similarity_vs_performance', 'similarity_correlations', 'plot_similarity', 'training_gaps', 'claims', 'run']
+__all__ = ['IMAGE_DATASETS', 'AE_KINDS', 'SIMILARITY_MEASURES', 'SIZES', 'EARLIER_STITCHING', 'TRAINING_CELLS', 'STITCHING_CELLS',
+           'toy_spaces', 'space_agreement', 'plot_toy', 'stitching_table', 'image_data', 'autoencoder_stitching',
+           'stitching_ratios', 'plot_reconstructions', 'mlp_classifier', 'relative_training', 'plot_own_vs_stitched',
+           'population_grid', 'similarity_vs_performance', 'similarity_correlations', 'plot_similarity',
+           'training_gaps', 'claims', 'run']
 
 # %% ../../nbs/10_relreps.ipynb #0de0aedb
 def _rotation(d:int, g:torch.Generator) -> torch.Tensor:
@@ -185,24 +188,71 @@ def _stitch_family(fam:dict, xte:torch.Tensor, relative:bool) -> pd.DataFrame:
     tab['latent_mrr'] = [float(mrr(lat[i], lat[j])) for i, j in zip(tab.enc, tab.dec)]
     return tab
 
+def _ae_table(models:dict, trained:dict, xte:torch.Tensor, dataset:str) -> pd.DataFrame:
+    "Stitching table of every family in `models` {(kind, space, seed): model}, with the epochs each encoder's run trained."
+    fams = {}
+    for (k, sp, s), m in models.items(): fams.setdefault((k, sp), {})[s] = m
+    parts = [_stitch_family(f, xte, sp == 'relative').assign(dataset=dataset, model=k, space=sp) for (k, sp), f in fams.items()]
+    df = pd.concat(parts, ignore_index=True)[['dataset', 'model', 'space', 'enc', 'dec', 'stitched', 'mse', 'latent_mrr']]
+    df['enc_epochs'] = [trained[r.model, r.space, r.enc] for r in df.itertuples()]
+    return df
+
+# %% ../../nbs/10_relreps.ipynb #a1e5d001
+def _ae_data(dataset:str, n_train, n_test, val, n_anchors:int, data_seed:int, anchor_seed:int) -> tuple:
+    "Training, validation (None without `val`) and test images of `autoencoder_stitching`, and its anchors (from the training images)."
+    if val is not None and not 0 < val < 1: raise ValueError(f"`val` must be None or a fraction in (0, 1), got {val!r}")
+    xtr, _, xte, _ = image_data(dataset, n_train, n_test, seed=data_seed)
+    xval = None
+    if val is not None:      # one split for every seed and kind: early stopping sees the same images in every run
+        perm = torch.randperm(len(xtr), generator=torch.Generator().manual_seed(data_seed))
+        nv = max(1, round(val * len(xtr))); xtr, xval = xtr[perm[nv:]], xtr[perm[:nv]]
+    anchors = xtr[sample_anchors(xtr.flatten(1), n_anchors, seed=anchor_seed)]
+    return xtr, xval, xte, anchors
+
+# %% ../../nbs/10_relreps.ipynb #a1e5d004
+def _ae_cache_path(cache, cfg:dict) -> Path:
+    "File of one trained autoencoder in `cache`: named by its cell and seed, and by a hash of everything that shaped it."
+    key = json.dumps(dict(cfg, torch=torch.__version__.split('+')[0]), sort_keys=True, default=list)
+    return Path(cache) / f"{cfg['dataset']}_{cfg['kind']}_{cfg['space']}_{cfg['seed']}_{hashlib.sha1(key.encode()).hexdigest()[:12]}.pt"
+
+def _train_ae(cfg:dict, xtr:torch.Tensor, xval, anchors:torch.Tensor, cache=None) -> tuple:
+    "Train one autoencoder of `autoencoder_stitching` from its configuration `cfg`, or load it from `cache`: (model, epochs trained)."
+    m = AE_KINDS[cfg['kind']](xtr.shape[1:], cfg['latent_dim'], arch=cfg['arch'], hidden=tuple(cfg['hidden']),
+                              channels=tuple(cfg['channels']), anchors=anchors if cfg['space'] == 'relative' else None, seed=cfg['seed'])
+    path = None if cache is None else _ae_cache_path(cache, cfg)
+    if path is not None and path.exists():
+        rec = torch.load(path, weights_only=True)
+        m.load_state_dict(rec['state']); m.eval()
+        return m, int(rec['epochs'])
+    h = fit(m, xtr, val=xval, epochs=cfg['epochs'], lr=cfg['lr'], batch_size=cfg['batch_size'], patience=cfg['patience'],
+            seed=cfg['seed'], progress=False)
+    if path is not None:     # written whole, then renamed: an interrupted run leaves no half file behind
+        path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_name(path.name + '.tmp')
+        torch.save(dict(state=m.state_dict(), epochs=len(h)), tmp); tmp.replace(path)
+    return m, len(h)
+
 # %% ../../nbs/10_relreps.ipynb #04904997
 def autoencoder_stitching(dataset:str='fashion_mnist', # "fashion_mnist" or "mnist5k"
                           kinds=('ae', 'vae'), # autoencoder kinds: "ae", "vae"
-                          seeds=range(3), # one model of each kind and space per seed
+                          seeds=range(5), # one model of each kind and space per seed
                           spaces=('absolute', 'relative'), # model families trained (each is stitched within itself)
-                          n_train:int|None=10_000, # training images
-                          n_test:int|None=2000, # test images
-                          n_anchors:int=300, # anchor images of the relative models (drawn from the training set)
-                          latent_dim:int=32, # width of the latent space (absolute and relative models alike)
+                          n_train:int|None=None, # training images before the validation split (None: the whole training split)
+                          n_test:int|None=None, # test images (None: the whole test split)
+                          n_anchors:int=500, # anchor images of the relative models (drawn from the training images)
+                          latent_dim:int=500, # width of the latent space (absolute and relative models alike)
                           arch:str='conv', # "conv" (strided convolutions) or "mlp"
                           channels:Sequence[int]=(16, 32), # channels of the conv encoder (decoder mirrored)
                           hidden:Sequence[int]=(256, 128), # hidden widths of the MLP encoder (decoder mirrored)
-                          epochs:int=5, # training epochs
-                          lr:float=2e-3, # Adam learning rate
-                          batch_size:int=64, # mini-batch size
-                          data_seed:int=0, # seed of the data subsets
+                          epochs:int=100, # maximum training epochs
+                          patience:int|None=10, # early stopping: epochs without a better validation loss (None: all epochs)
+                          val:float|None=0.1, # fraction of the training images held out for early stopping (the same for every seed)
+                          lr:float=1e-3, # Adam learning rate
+                          batch_size:int=128, # mini-batch size
+                          data_seed:int=0, # seed of the data subsets and of the validation split
                           anchor_seed:int=0, # seed of the anchor draw
                           threads:int|None=1, # torch threads while training (`relrep_nb.core.torch_threads`)
+                          cache=None, # folder keeping each trained model: a rerun (or a resumed one) trains only what is missing
+                          progress:bool|None=None, # progress bar over the models; None: one that appears when training lasts over 2 s
                           return_models:bool=False, # also return {(kind, space, seed): model}
                          ): # DataFrame (one row per dataset x kind x space x encoder seed x decoder seed), [models]
     "Train absolute and relative AEs/VAEs with several seeds and score every encoder/decoder stitch by test MSE."
@@ -210,19 +260,16 @@ def autoencoder_stitching(dataset:str='fashion_mnist', # "fashion_mnist" or "mni
     for sp in spaces: check_choice(sp, 'spaces', ('absolute', 'relative'))
     seeds = list(seeds)
     if len(seeds) < 2: raise ValueError(f"stitching needs at least 2 seeds, got {seeds}")
-    xtr, ytr, xte, yte = image_data(dataset, n_train, n_test, seed=data_seed)
-    anchors = xtr[sample_anchors(xtr.flatten(1), n_anchors, seed=anchor_seed)]
-    models, parts = {}, []
-    with torch_threads(threads):
-        for kind, space in [(k, s) for k in kinds for s in spaces]:
-            for s in seeds:
-                models[kind, space, s] = m = AE_KINDS[kind](xtr.shape[1:], latent_dim, arch=arch, hidden=tuple(hidden),
-                    channels=tuple(channels), anchors=anchors if space == 'relative' else None, seed=s)
-                fit(m, xtr, epochs=epochs, lr=lr, batch_size=batch_size, seed=s, progress=False)
-            fam = {s: models[kind, space, s] for s in seeds}
-            parts.append(_stitch_family(fam, xte, space == 'relative').assign(dataset=dataset, model=kind, space=space))
-    df = pd.concat(parts, ignore_index=True)[['dataset', 'model', 'space', 'enc', 'dec', 'stitched', 'mse', 'latent_mrr']]
-    df = df.assign(arch=arch, latent_dim=latent_dim, n_anchors=n_anchors, epochs=epochs, n_train=len(xtr), n_test=len(xte))
+    xtr, xval, xte, anchors = _ae_data(dataset, n_train, n_test, val, n_anchors, data_seed, anchor_seed)
+    base = dict(dataset=dataset, n_train=n_train, n_test=n_test, val=val, n_anchors=n_anchors, latent_dim=latent_dim, arch=arch,
+                channels=list(channels), hidden=list(hidden), epochs=epochs, patience=patience, lr=lr, batch_size=batch_size,
+                data_seed=data_seed, anchor_seed=anchor_seed)
+    todo = [(k, sp, s) for k in kinds for sp in spaces for s in seeds]
+    models, trained = {}, {}
+    with torch_threads(threads), tqdm(todo, desc=f'{dataset} autoencoders', disable=progress is False, delay=0 if progress else 2) as bar:
+        for k, sp, s in bar: models[k, sp, s], trained[k, sp, s] = _train_ae(dict(base, kind=k, space=sp, seed=s), xtr, xval, anchors, cache)
+    df = _ae_table(models, trained, xte, dataset)
+    df = df.assign(arch=arch, latent_dim=latent_dim, n_anchors=n_anchors, epochs=epochs, n_train=len(xtr), n_val=0 if xval is None else len(xval), n_test=len(xte))
     df.attrs.update(mean_image_mse=F.mse_loss(xtr.mean(0).expand_as(xte), xte).item())
     return (df, models) if return_models else df
 
@@ -466,7 +513,7 @@ def plot_similarity(df:pd.DataFrame, # the table of `similarity_vs_performance`
 # %% ../../nbs/10_relreps.ipynb #697ed54e
 SIZES = {
     'quick': dict(
-        stitching=[dict(dataset=d, seeds=range(3), n_train=2000, n_test=1000, epochs=4) for d in IMAGE_DATASETS],
+        stitching=[dict(dataset=d, seeds=range(3), n_train=2000, n_test=1000, epochs=6, patience=3) for d in IMAGE_DATASETS],
         training=[dict(dataset='fashion_mnist', arch='mlp', seeds=range(3), n_train=5000, n_test=1000, epochs=5),
                   dict(dataset='fashion_mnist', arch='cnn', seeds=range(3), n_train=3000, n_test=1000, epochs=3),
                   dict(dataset='mnist5k', arch='mlp', seeds=range(3), n_train=None, n_test=1000, epochs=5),
@@ -474,7 +521,7 @@ SIZES = {
         similarity=dict(grid=dict(widths=(16, 64, 256), n_trains=(300, 1000, 3000), epochs=(1, 5), seeds=range(3)),
                         n_test=2000, anchor_seeds=range(3))),
     'full': dict(
-        stitching=[dict(dataset=d, seeds=range(5), n_train=3000, n_test=1000, epochs=5) for d in IMAGE_DATASETS],
+        stitching=[dict(dataset=d, seeds=range(5)) for d in IMAGE_DATASETS],     # the authors' configuration: the defaults
         training=[dict(dataset='fashion_mnist', arch='mlp', seeds=range(3), n_train=10_000, n_test=3000, epochs=10),
                   dict(dataset='fashion_mnist', arch='cnn', seeds=range(3), n_train=6000, n_test=3000, epochs=4),
                   dict(dataset='mnist5k', arch='mlp', seeds=range(3), n_train=None, n_test=1000, epochs=10),
@@ -482,6 +529,9 @@ SIZES = {
         similarity=dict(grid=dict(widths=(16, 64, 256), n_trains=(300, 1000, 3000, 10_000), epochs=(1, 5), seeds=range(3)),
                         n_test=3000, anchor_seeds=range(5))),
 }
+
+# the stitching protocol of the earlier runs (an extra row): 3000 images, 5 epochs, no early stopping, 32-d latent, 300 anchors
+EARLIER_STITCHING = dict(n_train=3000, n_test=1000, epochs=5, patience=None, val=None, latent_dim=32, n_anchors=300, lr=2e-3, batch_size=64)
 
 # %% ../../nbs/10_relreps.ipynb #2727c861
 TRAINING_CELLS = tuple((d, a) for d in IMAGE_DATASETS for a in ('mlp', 'cnn')) # (dataset, arch) cells of `rel_training_f1_gap`
@@ -537,7 +587,9 @@ def run(size:str='quick', # "quick" or "full": a key of `SIZES`
        )->dict: # {"stitching", "training", "similarity": tidy DataFrame}
     "Run this notebook's experiments at one of the `SIZES`, with the caller's thread settings (the runner pins them)."
     sz = SIZES[check_choice(size, 'size', SIZES)]
-    st = pd.concat([autoencoder_stitching(**kw, threads=None) for kw in sz['stitching']], ignore_index=True)
+    from relrep_nb.encoders import cache_dir     # the full run's models are kept: an interrupted run resumes
+    cache = cache_dir('relreps_ae') if size == 'full' else None
+    st = pd.concat([autoencoder_stitching(**kw, threads=None, cache=cache) for kw in sz['stitching']], ignore_index=True)
     tr = pd.concat([relative_training(**kw, threads=None) for kw in sz['training']], ignore_index=True)
     return dict(stitching=st, training=tr, similarity=similarity_vs_performance(**sz['similarity'], threads=None))
 
