@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
-from ..core import as_tensor, relative_projection, torch_threads, check_int, check_choice
+from ..core import as_tensor, relative_projection, torch_threads, check_int, check_choice, save_state, load_state
 from ..anchors import sample_anchors
 from ..metrics import mrr, jaccard_at_k, paired_cosine, cka, weighted_f1
 from ..models import MLP, AE, VAE, CNN, EncoderDecoder, RelativeDecoder, stitch, fit, predict, get_act, seeded
@@ -221,14 +221,13 @@ def _train_ae(cfg:dict, xtr:torch.Tensor, xval, anchors:torch.Tensor, cache=None
                               channels=tuple(cfg['channels']), anchors=anchors if cfg['space'] == 'relative' else None, seed=cfg['seed'])
     path = None if cache is None else _ae_cache_path(cache, cfg)
     if path is not None and path.exists():
-        rec = torch.load(path, weights_only=True)
+        rec = load_state(path, 'autoencoder_stitching')     # checksummed: a damaged file is an error, not a model
         m.load_state_dict(rec['state']); m.eval()
         return m, int(rec['epochs'])
     h = fit(m, xtr, val=xval, epochs=cfg['epochs'], lr=cfg['lr'], batch_size=cfg['batch_size'], patience=cfg['patience'],
             seed=cfg['seed'], progress=False)
-    if path is not None:     # written whole, then renamed: an interrupted run leaves no half file behind
-        path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_name(path.name + '.tmp')
-        torch.save(dict(state=m.state_dict(), epochs=len(h)), tmp); tmp.replace(path)
+    if path is not None:     # atomic: an interrupted run leaves no half-written model behind
+        path.parent.mkdir(parents=True, exist_ok=True); save_state(dict(state=m.state_dict(), epochs=len(h)), path, 'autoencoder_stitching')
     return m, len(h)
 
 # %% ../../nbs/10_relreps.ipynb #04904997
