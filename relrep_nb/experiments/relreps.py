@@ -4,7 +4,7 @@
 
 # %% ../../nbs/10_relreps.ipynb #41890a4e
 from __future__ import annotations
-import hashlib, json, math
+import hashlib, json, math, time
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -189,12 +189,12 @@ def _stitch_family(fam:dict, xte:torch.Tensor, relative:bool) -> pd.DataFrame:
     return tab
 
 def _ae_table(models:dict, trained:dict, xte:torch.Tensor, dataset:str) -> pd.DataFrame:
-    "Stitching table of every family in `models` {(kind, space, seed): model}, with the epochs each encoder's run trained."
+    "Stitching table of every family in `models` {(kind, space, seed): model}, with the epochs and seconds each encoder's run trained."
     fams = {}
     for (k, sp, s), m in models.items(): fams.setdefault((k, sp), {})[s] = m
     parts = [_stitch_family(f, xte, sp == 'relative').assign(dataset=dataset, model=k, space=sp) for (k, sp), f in fams.items()]
     df = pd.concat(parts, ignore_index=True)[['dataset', 'model', 'space', 'enc', 'dec', 'stitched', 'mse', 'latent_mrr']]
-    df['enc_epochs'] = [trained[r.model, r.space, r.enc] for r in df.itertuples()]
+    df['enc_epochs'], df['enc_train_s'] = zip(*[trained[r.model, r.space, r.enc] for r in df.itertuples()])
     return df
 
 # %% ../../nbs/10_relreps.ipynb #a1e5d001
@@ -216,19 +216,21 @@ def _ae_cache_path(cache, cfg:dict) -> Path:
     return Path(cache) / f"{cfg['dataset']}_{cfg['kind']}_{cfg['space']}_{cfg['seed']}_{hashlib.sha1(key.encode()).hexdigest()[:12]}.pt"
 
 def _train_ae(cfg:dict, xtr:torch.Tensor, xval, anchors:torch.Tensor, cache=None) -> tuple:
-    "Train one autoencoder of `autoencoder_stitching` from its configuration `cfg`, or load it from `cache`: (model, epochs trained)."
+    "Train one autoencoder of `autoencoder_stitching` from its configuration `cfg`, or load it from `cache`: (model, epochs, seconds of its training)."
     m = AE_KINDS[cfg['kind']](xtr.shape[1:], cfg['latent_dim'], arch=cfg['arch'], hidden=tuple(cfg['hidden']),
                               channels=tuple(cfg['channels']), anchors=anchors if cfg['space'] == 'relative' else None, seed=cfg['seed'])
     path = None if cache is None else _ae_cache_path(cache, cfg)
     if path is not None and path.exists():
         rec = load_state(path, 'autoencoder_stitching')     # checksummed: a damaged file is an error, not a model
         m.load_state_dict(rec['state']); m.eval()
-        return m, int(rec['epochs'])
+        return m, int(rec['epochs']), float(rec['seconds'])
+    t0 = time.perf_counter()
     h = fit(m, xtr, val=xval, epochs=cfg['epochs'], lr=cfg['lr'], batch_size=cfg['batch_size'], patience=cfg['patience'],
             seed=cfg['seed'], progress=False)
+    s = time.perf_counter() - t0
     if path is not None:     # atomic: an interrupted run leaves no half-written model behind
-        path.parent.mkdir(parents=True, exist_ok=True); save_state(dict(state=m.state_dict(), epochs=len(h)), path, 'autoencoder_stitching')
-    return m, len(h)
+        path.parent.mkdir(parents=True, exist_ok=True); save_state(dict(state=m.state_dict(), epochs=len(h), seconds=s), path, 'autoencoder_stitching')
+    return m, len(h), s
 
 # %% ../../nbs/10_relreps.ipynb #04904997
 def autoencoder_stitching(dataset:str='fashion_mnist', # "fashion_mnist" or "mnist5k"
@@ -266,7 +268,7 @@ def autoencoder_stitching(dataset:str='fashion_mnist', # "fashion_mnist" or "mni
     todo = [(k, sp, s) for k in kinds for sp in spaces for s in seeds]
     models, trained = {}, {}
     with torch_threads(threads), tqdm(todo, desc=f'{dataset} autoencoders', disable=progress is False, delay=0 if progress else 2) as bar:
-        for k, sp, s in bar: models[k, sp, s], trained[k, sp, s] = _train_ae(dict(base, kind=k, space=sp, seed=s), xtr, xval, anchors, cache)
+        for k, sp, s in bar: models[k, sp, s], *trained[k, sp, s] = _train_ae(dict(base, kind=k, space=sp, seed=s), xtr, xval, anchors, cache)
     df = _ae_table(models, trained, xte, dataset)
     df = df.assign(arch=arch, latent_dim=latent_dim, n_anchors=n_anchors, epochs=epochs, n_train=len(xtr), n_val=0 if xval is None else len(xval), n_test=len(xte))
     df.attrs.update(mean_image_mse=F.mse_loss(xtr.mean(0).expand_as(xte), xte).item())
