@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
 
 # %% ../nbs/09_cli.ipynb #039356d2
 _REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and size on the reference machine (2 cores)
-    'core': dict(quick=2.95), 'fmri': dict(quick=22.65), 'relreps': dict(quick=152.91, full=1026.4),
+    'core': dict(quick=2.95), 'fmri': dict(quick=22.65), 'relreps': dict(quick=292.62),
     'relreps_words': dict(quick=19.93, full=634.4), 'relreps_stitching': dict(quick=334.38),
     'invariances': dict(quick=149.01), 'asif': dict(quick=109.28), 'robust': dict(quick=311.4, full=2182.6),
     'param_wip': dict(quick=476.05, full=743.5), 'latent_gw': dict(quick=443.07, full=10079.9),
