@@ -334,7 +334,7 @@ def inner_sim(x:torch.Tensor, anchors:torch.Tensor, **_) -> torch.Tensor:
 # %% ../nbs/00_core.ipynb #f4c7144a
 def _inner_prepare(anchors, **_):
     "The inner product's kernel: the anchors transposed once, each chunk one product into the output."
-    at = anchors.T.contiguous()
+    at = anchors.T        # a view: BLAS reads the transposed layout directly (no copy of the anchors)
     def kernel(x, out): torch.matmul(x, at, out=out)    # None: the projector checks the output (overflow)
     return kernel
 
@@ -373,7 +373,7 @@ def _euclidean_prepare(anchors, **_):
     `|x|^2 + |a|^2 - 2 x a^T` (centred), written into the output, then square-rooted in place."""
     if anchors.shape[1] <= 32 or anchors.dtype not in (torch.float32, torch.float64): return None
     c = anchors.mean(0); ac = anchors - c
-    at, a2 = ac.T.contiguous(), ac.pow(2).sum(1)
+    at, a2 = ac.T, ac.pow(2).sum(1)       # the transpose stays a view, as in cosine's kernel
     top = float(a2.max())
     def kernel(x, out):
         xc = x - c
