@@ -56,9 +56,9 @@ def neighbourhood_agreement(x_abs, # (n, d) a space: row i is sample i
                             x_rel, # (n, k) its relative representation, same rows
                             y_abs=None, # (n, d2) a second space of the same samples (e.g. another encoder), or None
                             y_rel=None, # (n, k) its relative representation on the same anchors as `x_rel`
-                            ks=None, # neighbourhood sizes; default: about 12 sizes from 1 to n/4
-                            similarity='cosine', # similarity defining the neighbourhoods in every space
-                            names=('x', 'y'), # the two spaces' names in the legend
+                            ks:list[int]|None=None, # neighbourhood sizes; default: about 12 sizes from 1 to n/4
+                            similarity:str='cosine', # similarity defining the neighbourhoods in every space
+                            names:tuple[str, str]=('x', 'y'), # the two spaces' names in the legend
                             ax=None): # matplotlib Axes to draw on; a new figure when None
     """Jaccard@k curves: each space against its relative representation, and the two spaces in absolute and relative coordinates.
 
