@@ -11,6 +11,7 @@ with peak memory < 4 GiB. Each part runs in its own process (its peak memory is 
     # measured: --features fmnist --n 45000 --iters 20 --threads 1 -> accuracy 1.000, 1382 s, peak RSS 1.59 GiB
     python bench/gw.py align --dataset snareseq --seeds 0 1 2 --threads 1  # align's defaults vs POT's entropic GW (SCOT protocol)
     python bench/gw.py align --dataset pbmc --seeds 0 1 2 --threads 1      # the held-out unpaired pair: label transfer
+    python bench/gw.py align --dataset snareseq --no-pot --set prune_restarts=None   # a settings row on top of align's defaults
     ... --json bench/results/gw_<part>.json
 """
 import argparse, json, os, resource, sys, time
@@ -46,6 +47,13 @@ def align_vs_pot(args):
     with torch_threads(args.threads):      # torch and BLAS (POT's numpy) on the same number of threads: CPU seconds compare
         return _align_summary(args, _align_rows(args))
 
+ALIGN_ROW = 'align (defaults)'
+
+def _settings(items) -> dict:
+    "`KEY=VALUE` pairs (values read as Python literals) -> LearnedGW settings for `align`."
+    import ast
+    return {k: ast.literal_eval(v) for k, v in (i.split('=', 1) for i in items)}
+
 def _align_rows(args):
     import anndata
     from relrep_nb.gw import align, align_k, scot_gw
@@ -65,9 +73,9 @@ def _align_rows(args):
             pot_kw = dict(k=SINGLECELL[args.dataset][1], epsilons=(SINGLECELL[args.dataset][2],))   # SCOT's published k and ε
         A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
         t0, c0 = time.perf_counter(), time.process_time()
-        align(A, B, seed=s, progress=False, **({} if args.device == 'cpu' else {'device': args.device}))   # cuda: f, g and the plan on the GPU
-        rows.append(dict(method='align (defaults)', seed=s, score=score(A.obsm['X_gw'], B.obsm['X_gw']),
-                         seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0))
+        cp = align(A, B, seed=s, progress=False, **({} if args.device == 'cpu' else {'device': args.device}), **args.settings)   # cuda: f, g and the plan on the GPU
+        rows.append(dict(method=ALIGN_ROW + ''.join(f', {k}={v!r}' for k, v in args.settings.items()), seed=s, score=score(A.obsm['X_gw'], B.obsm['X_gw']),
+                         seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0, restarts=cp.model.restarts_))
         print(rows[-1], flush=True)
         if args.pot and (args.dataset == 'pbmc' or s == args.seeds[0]):       # POT is deterministic on paired data: one run
             t0, c0 = time.perf_counter(), time.process_time()
@@ -94,8 +102,8 @@ def _align_summary(args, rows):
     res = dict(part='align', dataset=args.dataset, device=args.device, metric='label transfer (5-NN)' if args.dataset == 'pbmc' else 'FOSCTTM',
                rows=rows, summary=summ, threads=args.threads, loadavg_1min_end=os.getloadavg()[0],
                goal='align: <= 1/10 of POT CPU time, FOSCTTM within 0.01 / label transfer within 0.05 of POT')
-    if 'align (defaults)' in summ and 'entropic GW (POT, SCOT protocol)' in summ:
-        a, p = summ['align (defaults)'], summ['entropic GW (POT, SCOT protocol)']   # the goal's two rows
+    if ALIGN_ROW in summ and 'entropic GW (POT, SCOT protocol)' in summ:
+        a, p = summ[ALIGN_ROW], summ['entropic GW (POT, SCOT protocol)']   # the goal's two rows
         res['cpu_ratio_pot_over_align'] = p['cpu_seconds_mean'] / a['cpu_seconds_mean']
         gap = a['score_mean'] - p['score_mean']
         res['goal_met'] = bool(res['cpu_ratio_pot_over_align'] >= 10 and (gap <= 0.01 if args.dataset != 'pbmc' else gap >= -0.05))
@@ -147,8 +155,11 @@ def main():
     c.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2]); c.add_argument('--no-pot', dest='pot', action='store_false')
     c.add_argument('--lowrank', action='store_true', help="also POT's low-rank GW"); c.add_argument('--rank', type=int, default=10)
     c.add_argument('--device', default='cpu', help='where LearnedGW trains and solves (cpu, cuda); POT and moscot stay on the CPU')
+    c.add_argument('--set', dest='settings', nargs='*', default=[], metavar='KEY=VALUE',
+                   help="LearnedGW settings on top of align's defaults (a labelled extra row), e.g. --set prune_restarts=None")
     for s in (a, b, c): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()
+    if args.part == 'align': args.settings = _settings(args.settings)
     res = {'snareseq': snareseq, 'inductive': inductive, 'align': align_vs_pot}[args.part](args)
     print(json.dumps(res, indent=1, default=float))
     if args.json:

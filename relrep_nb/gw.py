@@ -487,14 +487,14 @@ class LearnedGW(TensorState):
                  seed:int=0, # seeds the initialisation and the minibatches
                  device:str|None=None, # where f and g train: None (the inputs' device; numpy inputs: the CPU), or a device that numpy inputs are moved to
                  progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
+                 prune_restarts:float|None=None, # after this fraction of `n_steps` only the restart of lowest GW loss goes on (the others stop there); None: every restart runs all its steps
                  tol:float|None=None, # early stopping: after the annealing, a restart stops once the GW loss at a plan update improved by less than `tol` (relative) on the previous one; None: all `n_steps`
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
-        kw = renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')
-        if set(kw) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
+        if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
         self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
-        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol = objective, spectral_reg, lr, weight_decay, seed, device, progress, tol
+        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = objective, spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -514,9 +514,9 @@ def _check_params(self:LearnedGW):
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
     for nm in ('eps_start', 'eps_end', 'lr'):
         if nm == 'lr' or getattr(self, nm) is not None: check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
-    check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0); check_float(self.weight_decay, 'weight_decay', 0)
+    check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0); check_float(self.weight_decay, 'weight_decay', 0); check_device(self.device)
     if self.tol is not None: check_float(self.tol, 'tol', 0)
-    check_device(self.device)
+    if self.prune_restarts is not None: check_float(self.prune_restarts, 'prune_restarts', 0, 1, low_open=True)
     if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
         raise TypeError(f"`progress` must be None or a bool, got {type(self.progress).__name__} {self.progress!r}")
 
@@ -700,8 +700,8 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
 
 # %% ../nbs/14_latent_gw.ipynb #b7578722
 @patch
-def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tuple:
-    "One training run from the initialisation `seed`: (f, g, history (steps, 3): step, ε, GW loss of the batch)."
+def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None):
+    "One training run from the initialisation `seed`, step by step: a generator that yields (f, g, history so far) after each step and returns (f, g, history (steps, 3): step, ε, GW loss of the batch)."
     c, dev = self.get_params(), xs.device
     with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
         torch.manual_seed(seed)
@@ -729,23 +729,61 @@ def _fit_once(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None) -> tup
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
         if direct is not None: v = w
-        opt.zero_grad(set_to_none=True)
-        total.backward()
-        opt.step()
+        opt.zero_grad(set_to_none=True); total.backward(); opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
         if bar is not None: bar.update(1)
+        yield f, g, hist[:step + 1]
         if c['tol'] is not None and step % every == 0 and step >= c['anneal'] * c['n_steps']:   # early stopping on the GW loss
             if prev is not None and prev - hist[step, 2] < c['tol'] * abs(prev): hist = hist[:step + 1]; break
             prev = hist[step, 2]
     if bar is not None: bar.update(c['n_steps'] - len(hist))   # the steps an early stop skipped
     return f, g, hist
 
+# %% ../nbs/14_latent_gw.ipynb #pr1e5c01
+@patch
+def _restart_gw(self:LearnedGW, f, g, xs:torch.Tensor, ys:torch.Tensor, Sx:torch.Tensor, Sy:torch.Tensor) -> float:
+    "How restarts are compared (unsupervised): the GW loss, against the selection samples' distances `Sx`, `Sy`, of the plan of f(xs), g(ys) at `eps_end`, in the units of training."
+    with torch.no_grad():
+        C = _sqdist(f(xs), g(ys)).double()
+        if self.objective == 'direct': P = _direct_plan(C, self._eps_range()[1], n_iter=200)[0]
+        else: P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self._eps_range()[1], n_iter=200)
+        return float(gw_loss(P.to(Sx.dtype), Sx, Sy))
+
+# %% ../nbs/14_latent_gw.ipynb #pr1e5c02
+def _advance(run, # a `LearnedGW._fit_run` generator
+             until:int|None=None, # stop once this many steps are done; None: run to the end
+            ) -> dict: # f, g, hist (the steps done so far) and done (the run has ended)
+    "Step a training run until it has done `until` steps, or to its end."
+    out = dict(done=False)
+    try:
+        while until is None or 'hist' not in out or len(out['hist']) < until: out['f'], out['g'], out['hist'] = next(run)
+    except StopIteration as e: out.update(zip(('f', 'g', 'hist'), e.value), done=True)
+    return out
+
+# %% ../nbs/14_latent_gw.ipynb #pr1e5c03
+@patch
+def _run_restarts(self:LearnedGW, runs:list, score, bar=None) -> list[dict]:
+    "Drive the restarts' runs: each to its end, or (`prune_restarts`) all to that step, scored, and only the leader on to the end; one record per restart: f, g, hist, gw, pruned."
+    stop = math.ceil(self.prune_restarts * self.n_steps) if self.prune_restarts is not None and len(runs) > 1 else None
+    recs = [_advance(run, stop) for run in runs]
+    for o in recs: o['gw'], o['pruned'] = score(o['f'], o['g']), False
+    if stop is None: return recs
+    lead = min(range(len(recs)), key=lambda i: recs[i]['gw'])
+    for i, (o, run) in enumerate(zip(recs, runs)):
+        if i == lead:
+            if not o['done']: o.update(_advance(run)); o['gw'] = score(o['f'], o['g'])
+            continue
+        o['pruned'] = not o['done'] and len(o['hist']) < self.n_steps
+        if o['pruned'] and bar is not None: bar.update(self.n_steps - len(o['hist']))
+        run.close()
+    return recs
+
 # %% ../nbs/14_latent_gw.ipynb #ef03aad7
 @patch
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
        ) -> LearnedGW:
-    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss; centre the common space; returns self.
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (`prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
 
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
     >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
@@ -768,18 +806,13 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=dev)
     sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=dev)
     Sx, Sy = _batch_dists(mx[sx], Gx, sx, self.rank), _batch_dists(my[sy], Gy, sy, self.rank)
-    best, self.restarts_, bar = None, [], self._progress_bar()
-    for r in range(self.n_restarts):
-        f, g, hist = self._fit_once(xs, ys, mx, my, Gx, Gy, seed + r, bar)
-        with torch.no_grad():
-            C = _sqdist(f(xs[sx]), g(ys[sy])).double()       # the plan at eps_end, in the units of training
-            if self.objective == 'direct': P = _direct_plan(C, self._eps_range()[1], n_iter=200)[0]
-            else: P, _ = _kernel_sinkhorn(C / C.mean().clamp_min(1e-12), self._eps_range()[1], n_iter=200)
-            gw = float(gw_loss(P.to(Sx.dtype), Sx, Sy))
-        self.restarts_.append(dict(restart=r, seed=seed + r, gw=gw, steps=len(hist)))
-        if best is None or gw < best[0]: best = (gw, f, g, hist)
+    bar = self._progress_bar()
+    runs = [self._fit_run(xs, ys, mx, my, Gx, Gy, seed + r, bar) for r in range(self.n_restarts)]
+    recs = self._run_restarts(runs, lambda f, g: self._restart_gw(f, g, xs[sx], ys[sy], Sx, Sy), bar)
     if bar is not None: bar.close()
-    self.gw_, self.f_, self.g_, self.history_ = best
+    self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned']) for r, o in enumerate(recs)]
+    best = min((o for o in recs if not o['pruned']), key=lambda o: o['gw'])      # the first of the lowest, as before
+    self.gw_, self.f_, self.g_, self.history_ = best['gw'], best['f'], best['g'], best['hist']
     self.f_.eval(); self.g_.eval()
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
         self.stats_['center_x'], self.stats_['center_y'] = self.f_(xs).mean(0), self.g_(ys).mean(0)
