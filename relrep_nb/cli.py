@@ -86,12 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/09_cli.ipynb #039356d2
-_REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and size on the reference machine (2 cores)
-    'core': dict(quick=2.95), 'fmri': dict(quick=22.65), 'relreps': dict(quick=292.62),
-    'relreps_words': dict(quick=19.93, full=634.4), 'relreps_stitching': dict(quick=334.38),
-    'invariances': dict(quick=149.01), 'asif': dict(quick=109.28), 'robust': dict(quick=311.4, full=2182.6),
-    'param_wip': dict(quick=476.05, full=743.5), 'latent_gw': dict(quick=443.07, full=10079.9),
-    'bootstrap': dict(quick=252.2, full=7158.7)}
+_REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and size on the reference machine (2 cores, one thread);
+    # quick: every chapter from a fresh clone with an empty cache (bench/results/quick_fresh_clone.json)
+    'core': dict(quick=3.2), 'fmri': dict(quick=16.9), 'relreps': dict(quick=230.9),
+    'relreps_words': dict(quick=17.2, full=634.4), 'relreps_stitching': dict(quick=232.5),
+    'invariances': dict(quick=136.3), 'asif': dict(quick=87.7), 'robust': dict(quick=289.7, full=2182.6),
+    'param_wip': dict(quick=257.4, full=743.5), 'latent_gw': dict(quick=542.2, full=10079.9),
+    'bootstrap': dict(quick=305.7, full=7158.7)}
 
 # %% ../nbs/09_cli.ipynb #a1c0de12
 def _times_text(here:dict, ref:dict|None=None) -> str:

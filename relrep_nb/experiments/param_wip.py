@@ -136,9 +136,9 @@ def text_features(encoders=PARAM_TEXT_ENCODERS, # packaged text encoders (see `r
     "Fortune-cookie features per encoder: (train dict, test dict, y_train, y_test, topic names), cached embeddings."
     df = load_fortunes(FORTUNE_TOPICS, max_chars=200, n=n, seed=seed)
     keep = df.label.isin(TEXT_TOPICS).to_numpy()
-    texts = df.text.tolist()
+    texts = df.text[keep].tolist()      # only the fortunes of `TEXT_TOPICS` are encoded
     codes, names = np.unique(df.label[keep].to_numpy(), return_inverse=True)[1], list(np.unique(df.label[keep]))
-    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float()[torch.from_numpy(keep)] for e in encoders}
+    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float() for e in encoders}
     perm = np.random.default_rng(seed).permutation(int(keep.sum()))   # the corpus comes sorted by topic
     feats, codes = {e: f[torch.from_numpy(perm)] for e, f in feats.items()}, codes[perm]
     nt = int(len(perm) * train_frac)
@@ -270,8 +270,8 @@ def sentence_features(encoders=SLM_ENCODERS, # encoder names; those not installe
     if not 2 <= n_pool < n <= corpus: raise ValueError(f"need 2 <= n_pool < n <= corpus, got n_pool={n_pool}, n={n}, corpus={corpus}")
     avail = set(list_encoders())
     use, skipped = [e for e in encoders if e in avail], [e for e in encoders if e not in avail]
-    texts = template_sentences(corpus, seed=seed)    # encoded whole (one cache entry per model), then cut to `n`
-    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float()[:n] for e in use}
+    texts = template_sentences(corpus, seed=seed)[:n]    # only the `n` sentences used are encoded (one cache entry per model and n)
+    feats = {e: torch.as_tensor(cached_encode(get_encoder(e), texts, progress=False)).float() for e in use}
     return {e: f[:n_pool] for e, f in feats.items()}, {e: f[n_pool:] for e, f in feats.items()}, skipped
 
 # %% ../../nbs/16_param_wip.ipynb #6ba92f70
