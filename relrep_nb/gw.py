@@ -778,19 +778,10 @@ def _run_restarts(self:LearnedGW, runs:list, score, bar=None) -> list[dict]:
         run.close()
     return recs
 
-# %% ../nbs/14_latent_gw.ipynb #ef03aad7
+# %% ../nbs/14_latent_gw.ipynb #pr1e5c06
 @patch
-def fit(self:LearnedGW, x, # (n, dx) first domain
-        y, # (m, dy) second domain: unpaired, any size, any width
-       ) -> LearnedGW:
-    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (`prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
-
-    >>> x, y, _ = clustered_pair(60, d=4, seed=0)
-    >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
-    >>> m.fit(x, y) is m, [r['seed'] for r in m.restarts_], m.history_.shape
-    (True, [0, 1], (5, 3))
-    """
-    self._check_params()
+def _prepare(self:LearnedGW, x, y) -> dict:
+    "What every restart of `fit` shares (sets the preprocessing statistics): network inputs xs, ys; metric spaces mx, my; geodesic distances Gx, Gy; the selection rows sx, sy and their distances Sx, Sy; the width dx."
     tx, _ = _check_side(x, 'x'); ty, _ = _check_side(y, 'y')
     if not _same_device(tx.device, ty.device): raise ValueError(f"`x` is on {tx.device} but `y` is on {ty.device}")
     dev, seed = check_device(self.device) or tx.device, int(self.seed)    # None: where the data are
@@ -806,9 +797,25 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     sx = torch.as_tensor(np.sort(rs.choice(len(xs), min(len(xs), 2048), replace=False)), device=dev)
     sy = torch.as_tensor(np.sort(rs.choice(len(ys), min(len(ys), 2048), replace=False)), device=dev)
     Sx, Sy = _batch_dists(mx[sx], Gx, sx, self.rank), _batch_dists(my[sy], Gy, sy, self.rank)
+    return dict(xs=xs, ys=ys, mx=mx, my=my, Gx=Gx, Gy=Gy, sx=sx, sy=sy, Sx=Sx, Sy=Sy, dx=int(tx.shape[1]))
+
+# %% ../nbs/14_latent_gw.ipynb #ef03aad7
+@patch
+def fit(self:LearnedGW, x, # (n, dx) first domain
+        y, # (m, dy) second domain: unpaired, any size, any width
+       ) -> LearnedGW:
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (`prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
+
+    >>> x, y, _ = clustered_pair(60, d=4, seed=0)
+    >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
+    >>> m.fit(x, y) is m, [r['seed'] for r in m.restarts_], m.history_.shape
+    (True, [0, 1], (5, 3))
+    """
+    self._check_params()
+    p = self._prepare(x, y); seed, xs, ys = int(self.seed), p['xs'], p['ys']
     bar = self._progress_bar()
-    runs = [self._fit_run(xs, ys, mx, my, Gx, Gy, seed + r, bar) for r in range(self.n_restarts)]
-    recs = self._run_restarts(runs, lambda f, g: self._restart_gw(f, g, xs[sx], ys[sy], Sx, Sy), bar)
+    runs = [self._fit_run(xs, ys, p['mx'], p['my'], p['Gx'], p['Gy'], seed + r, bar) for r in range(self.n_restarts)]
+    recs = self._run_restarts(runs, lambda f, g: self._restart_gw(f, g, xs[p['sx']], ys[p['sy']], p['Sx'], p['Sy']), bar)
     if bar is not None: bar.close()
     self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned']) for r, o in enumerate(recs)]
     best = min((o for o in recs if not o['pruned']), key=lambda o: o['gw'])      # the first of the lowest, as before
@@ -816,7 +823,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     self.f_.eval(); self.g_.eval()
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
         self.stats_['center_x'], self.stats_['center_y'] = self.f_(xs).mean(0), self.g_(ys).mean(0)
-    self.n_features_in_ = int(tx.shape[1])
+    self.n_features_in_ = p['dx']
     return self
 
 # %% ../nbs/14_latent_gw.ipynb #6ef3e83d
