@@ -2,11 +2,16 @@
 (`LearnedGW._restart_gw`), for each restart every 15 steps, with align's settings on SNARE-seq (pairing hidden).
 
     python bench/gw_restart_curves.py      # about 2 CPU-minutes -> bench/results/gw_align_prune/snareseq_restart_curves.json
+
+The recorded curves were measured with align's earlier plan-update interval (every 10 steps, `PLAN_EVERY` below);
+`align` now updates every 20 (bench/gw_align_settings.py).
 """
 import json
 import numpy as np, torch
 from relrep_nb.gw import LearnedGW, ALIGN_CONFIG, align_k
 from relrep_nb.experiments.latent_gw import _load_pair
+
+PLAN_EVERY = 10         # the interval the recorded curves (and the chapter's pruning figures) were measured with
 
 def main():
     torch.set_num_threads(1)
@@ -14,7 +19,7 @@ def main():
     out = {}
     for s in (0, 1, 2):
         y_ = y[np.random.default_rng(10_000 + s).permutation(len(y))]       # the permutation bench/gw.py align uses
-        m = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(len(x), len(y_)), 'seed': s, 'progress': False})
+        m = LearnedGW(**{**ALIGN_CONFIG, 'plan_every': PLAN_EVERY, 'k': align_k(len(x), len(y_)), 'seed': s, 'progress': False})
         m._check_params(); p = m._prepare(x, y_)                            # what fit shares between restarts
         score = lambda f, g: m._restart_gw(f, g, p['xs'][p['sx']], p['ys'][p['sy']], p['Sx'], p['Sy'])
         C = np.array([[score(f, g) for i, (f, g, _) in enumerate(m._fit_run(p['xs'], p['ys'], p['mx'], p['my'], p['Gx'], p['Gy'], s + r))
