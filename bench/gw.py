@@ -12,6 +12,7 @@ with peak memory < 4 GiB. Each part runs in its own process (its peak memory is 
     python bench/gw.py align --dataset snareseq --seeds 0 1 2 --threads 1  # align's defaults vs POT's entropic GW (SCOT protocol)
     python bench/gw.py align --dataset pbmc --seeds 0 1 2 --threads 1      # the held-out unpaired pair: label transfer
     python bench/gw.py align --dataset snareseq --no-pot --set prune_restarts=None   # a settings row on top of align's defaults
+    python bench/gw.py scaling --threads 1 --json bench/results/gw_scaling.json    # n = 1k..20k per side, ours vs POT (to 2k)
     ... --json bench/results/gw_<part>.json
 """
 import argparse, json, os, resource, sys, time
@@ -123,7 +124,7 @@ def inductive(args):
     ix = rng.choice(args.n, 200, replace=False)
     iy = rng.permutation(ix) if args.pairs == 'shuffled' else rng.choice(args.n, 200, replace=False)
     base = peak_mib()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     cfg = {} if args.config == 'default' else IMAGE_CANDIDATES[args.config]
     m = LearnedGW(n_steps=args.steps, batch_size=200, seed=0, **cfg).fit(X[ix], Y[iy])
     t_fit = time.perf_counter() - t0
@@ -132,13 +133,67 @@ def inductive(args):
     mt = cp.match()
     t_align = time.perf_counter() - t0
     res = dict(part='inductive', features=args.features, n=args.n, d=int(X.shape[1]), fit_seconds=t_fit,
-               align_seconds=t_align, sinkhorn_iterations=cp.n_iter, accuracy=float((lab[mt] == lab).mean()),
+               align_seconds=t_align, cpu_seconds=time.process_time() - c0, sinkhorn_iterations=cp.n_iter, accuracy=float((lab[mt] == lab).mean()),
                exact=float((mt == np.arange(args.n)).mean()), peak_rss_mib=peak_mib(), peak_rss_before_fit_mib=base,
                pot_dense_gib=6 * 8 * args.n ** 2 / 2**30, goal='peak memory < 4 GiB at n = 45,000',
                threads=args.threads, config=args.config, pairs=args.pairs)
     res['goal_met'] = bool(res['peak_rss_mib'] < 4096 and args.n >= 45000)
     res['loadavg_1min_end'] = os.getloadavg()[0]
     return res
+
+def _isometric_pair(n:int, d:int):
+    "The inductive part's synthetic data: n clustered points (10 clusters), and the same points under a random orthogonal map."
+    import torch
+    from relrep_nb.gw import clustered_pair
+    X, _, lab = clustered_pair(n, d=d, n_clusters=10, noise=0., seed=0)
+    g = torch.Generator().manual_seed(0)
+    Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
+    return X, X @ Q, lab
+
+def pot_point(args):
+    """POT's entropic GW (square loss, epsilon 5e-3 of the max-normalised distances, as bench/run.py) on the inductive
+    part's synthetic pair at one n, the pairing hidden by a shuffle; its own process, so its peak memory is its own."""
+    from relrep_nb.core import torch_threads
+    with torch_threads(args.threads):      # torch and BLAS (POT's numpy) on the same number of threads
+        return _pot_point(args)
+
+def _pot_point(args):
+    import torch
+    from relrep_nb.gw import pot_entropic_gw
+    X, Y, lab = _isometric_pair(args.n, args.d)
+    perm = np.random.default_rng(0).permutation(args.n); Y, labY = Y[perm], lab[perm]
+    base = peak_mib()
+    t0, c0 = time.perf_counter(), time.process_time()
+    Dx, Dy = (torch.cdist(torch.from_numpy(a).double(), torch.from_numpy(a).double()).numpy() for a in (X, Y))
+    e, _, T, _ = pot_entropic_gw(Dx / Dx.max(), Dy / Dy.max(), (args.eps,), max_iter=1000)
+    mt = T.argmax(1)
+    return dict(part='pot', n=args.n, d=args.d, eps=e, seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
+                accuracy=float((labY[mt] == lab).mean()), exact=float((perm[mt] == np.arange(args.n)).mean()),
+                peak_rss_mib=peak_mib(), peak_rss_before_fit_mib=base, threads=args.threads)
+
+def scaling(args):
+    """One series, n per side: ours (`inductive`: LearnedGW trained on 200 unaligned samples, then the blockwise coupling of
+    all n and its matching) at every size, POT's entropic GW up to `--pot-max`; each point in its own process (its own peak
+    memory). Rows: method, n, wall and CPU seconds, peak RSS, accuracy (the matched row's cluster), exact matches."""
+    import subprocess, tempfile
+    rows = []
+    for n in args.sizes:
+        for method in ('ours', 'pot'):
+            if method == 'pot' and n > args.pot_max: continue
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, 'r.json')
+                cmd = [sys.executable, __file__, 'inductive' if method == 'ours' else 'pot', '--n', str(n), '--d', str(args.d),
+                       '--threads', str(args.threads), '--json', out] + (['--iters', str(args.iters)] if method == 'ours' else [])
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                with open(out) as f: r = json.load(f)
+            secs = r['fit_seconds'] + r['align_seconds'] if method == 'ours' else r['seconds']
+            rows.append(dict(method='LearnedGW (200 training samples, blockwise coupling)' if method == 'ours' else f"entropic GW (POT, eps={r['eps']:g})",
+                             n=n, seconds=secs, cpu_seconds=r['cpu_seconds'], peak_rss_mib=r['peak_rss_mib'],
+                             peak_above_start_mib=r['peak_rss_mib'] - r['peak_rss_before_fit_mib'], accuracy=r['accuracy'], exact=r['exact']))
+            print(rows[-1], flush=True)
+    return dict(part='scaling', d=args.d, sizes=args.sizes, pot_max=args.pot_max, iters=args.iters, threads=args.threads, rows=rows,
+                data='clustered_pair(n, d, 10 clusters, noise 0) and the same points under a random orthogonal map, one side shuffled',
+                loadavg_1min_end=os.getloadavg()[0])
 
 def main():
     p = argparse.ArgumentParser()
@@ -157,10 +212,14 @@ def main():
     c.add_argument('--device', default='cpu', help='where LearnedGW trains and solves (cpu, cuda); POT and moscot stay on the CPU')
     c.add_argument('--set', dest='settings', nargs='*', default=[], metavar='KEY=VALUE',
                    help="LearnedGW settings on top of align's defaults (a labelled extra row), e.g. --set prune_restarts=None")
-    for s in (a, b, c): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
+    d = sub.add_parser('pot'); d.add_argument('--n', type=int, default=1000); d.add_argument('--d', type=int, default=64)
+    d.add_argument('--eps', type=float, default=5e-3)
+    e = sub.add_parser('scaling'); e.add_argument('--sizes', type=int, nargs='+', default=[1000, 2000, 5000, 10_000, 20_000])
+    e.add_argument('--pot-max', type=int, default=2000); e.add_argument('--d', type=int, default=64); e.add_argument('--iters', type=int, default=20)
+    for s in (a, b, c, d, e): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()
     if args.part == 'align': args.settings = _settings(args.settings)
-    res = {'snareseq': snareseq, 'inductive': inductive, 'align': align_vs_pot}[args.part](args)
+    res = {'snareseq': snareseq, 'inductive': inductive, 'align': align_vs_pot, 'pot': pot_point, 'scaling': scaling}[args.part](args)
     print(json.dumps(res, indent=1, default=float))
     if args.json:
         with open(args.json, 'w') as f: json.dump(res, f, indent=1, default=float)
