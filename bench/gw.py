@@ -13,6 +13,7 @@ with peak memory < 4 GiB. Each part runs in its own process (its peak memory is 
     python bench/gw.py align --dataset pbmc --seeds 0 1 2 --threads 1      # the held-out unpaired pair: label transfer
     python bench/gw.py align --dataset snareseq --no-pot --set prune_restarts=None   # a settings row on top of align's defaults
     python bench/gw.py scaling --threads 1 --json bench/results/gw_scaling.json    # n = 1k..20k per side, ours vs POT (to 2k)
+    python bench/gw.py scaling --threads 1 --restarts 3 --pot-max 0 --json bench/results/gw_scaling_restarts.json   # ours with 3 restarts
     ... --json bench/results/gw_<part>.json
 """
 import argparse, json, os, resource, sys, time
@@ -126,6 +127,7 @@ def inductive(args):
     base = peak_mib()
     t0, c0 = time.perf_counter(), time.process_time()
     cfg = {} if args.config == 'default' else IMAGE_CANDIDATES[args.config]
+    if args.restarts is not None: cfg = {**cfg, 'n_restarts': args.restarts}
     m = LearnedGW(n_steps=args.steps, batch_size=200, seed=0, **cfg).fit(X[ix], Y[iy])
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -184,10 +186,12 @@ def scaling(args):
                 out = os.path.join(tmp, 'r.json')
                 cmd = [sys.executable, __file__, 'inductive' if method == 'ours' else 'pot', '--n', str(n), '--d', str(args.d),
                        '--threads', str(args.threads), '--json', out] + (['--iters', str(args.iters)] if method == 'ours' else [])
+                if method == 'ours' and args.restarts is not None: cmd += ['--restarts', str(args.restarts)]
                 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
                 with open(out) as f: r = json.load(f)
             secs = r['fit_seconds'] + r['align_seconds'] if method == 'ours' else r['seconds']
-            rows.append(dict(method='LearnedGW (200 training samples, blockwise coupling)' if method == 'ours' else f"entropic GW (POT, eps={r['eps']:g})",
+            ours = 'LearnedGW (200 training samples, blockwise coupling' + (f', {args.restarts} restarts)' if args.restarts else ')')
+            rows.append(dict(method=ours if method == 'ours' else f"entropic GW (POT, eps={r['eps']:g})",
                              n=n, seconds=secs, cpu_seconds=r['cpu_seconds'], peak_rss_mib=r['peak_rss_mib'],
                              peak_above_start_mib=r['peak_rss_mib'] - r['peak_rss_before_fit_mib'], accuracy=r['accuracy'], exact=r['exact']))
             print(rows[-1], flush=True)
@@ -206,6 +210,7 @@ def main():
     b.add_argument('--iters', type=int, default=20); b.add_argument('--budget', type=int, default=None)
     b.add_argument('--config', default='linear (pca64)', help="a key of relrep_nb.experiments.latent_gw.IMAGE_CANDIDATES, or 'default'")
     b.add_argument('--pairs', choices=['shuffled', 'disjoint'], default='shuffled')
+    b.add_argument('--restarts', type=int, default=None, help="n_restarts on top of the configuration (kept by the training GW loss)")
     c = sub.add_parser('align'); c.add_argument('--dataset', choices=['snareseq', 'scgem', 'pbmc'], default='snareseq')
     c.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2]); c.add_argument('--no-pot', dest='pot', action='store_false')
     c.add_argument('--lowrank', action='store_true', help="also POT's low-rank GW"); c.add_argument('--rank', type=int, default=10)
@@ -216,6 +221,7 @@ def main():
     d.add_argument('--eps', type=float, default=5e-3)
     e = sub.add_parser('scaling'); e.add_argument('--sizes', type=int, nargs='+', default=[1000, 2000, 5000, 10_000, 20_000])
     e.add_argument('--pot-max', type=int, default=2000); e.add_argument('--d', type=int, default=64); e.add_argument('--iters', type=int, default=20)
+    e.add_argument('--restarts', type=int, default=None, help="our configuration's n_restarts (kept by the training GW loss); its own default when omitted")
     for s in (a, b, c, d, e): s.add_argument('--threads', type=int, default=2); s.add_argument('--json', default=None)
     args = p.parse_args()
     if args.part == 'align': args.settings = _settings(args.settings)
