@@ -4,13 +4,14 @@
 
 # %% ../nbs/07_claims.ipynb #c28b3b2d
 from __future__ import annotations
-import importlib, json, math, operator, os, pkgutil, re, sys, time, traceback, warnings
+import importlib, io, json, math, multiprocessing, operator, os, pkgutil, re, sys, time, traceback, warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from tqdm.auto import tqdm
-from .core import check_choice, torch_threads
+from .core import check_choice, check_int, torch_threads
 
 # %% auto #0
 __all__ = ['CHAPTER_ORDER', 'CHAPTERS', 'parse_rule', 'Claim', 'Chapter', 'register_chapter', 'discover', 'run_chapter',
@@ -220,30 +221,49 @@ def _record_time(name:str, size:str, secs:float):
     try: _write_json(_times_path(), d)
     except (OSError, ValueError): pass   # unwritable or unusable cache root: only the record is lost
 
+# %% ../nbs/07_claims.ipynb #runreg01
+def _run_registered(name:str, size:str, threads:int|None, quiet:bool) -> tuple[dict, str]:
+    "One chapter in a worker process of `reproduce(jobs=...)`: its JSON object and what it printed. The registry is rebuilt in the worker, so only chapters registered by `relrep_nb.experiments` modules run there."
+    buf = io.StringIO()
+    return run_chapter(discover()[name], size=size, out=buf, threads=threads, quiet=quiet), buf.getvalue()
+
+
 # %% ../nbs/07_claims.ipynb #8eaf1ad5
 def reproduce(chapters:list[str]|None=None, # chapter names; all registered chapters when empty
               size:str='quick', # "quick" (minutes on 2 cores) or "full" (the full-size reproduction)
               json_path:str|None=None, # write `{chapter: {"seconds":..., "claims": [...]}}` here, after each chapter
               out=sys.stdout, # where tables and claims are printed
-              threads:int|None=1, # torch/BLAS threads during the runs
+              threads:int|None=1, # torch/BLAS threads during the runs (of each chapter)
               quiet:bool=False, # print only the claims
+              jobs:int=1, # chapters run at once, each in its own process; 1: one after the other in this process
              ) -> dict:
     """Run registered chapter experiments, print their claims, optionally write the JSON report.
 
     >>> import io; reproduce(['core'], out=io.StringIO())['core']['claims'][0]['name']
     'cosine_invariance'
     """
-    check_choice(size, 'size', ('quick', 'full'))
+    check_choice(size, 'size', ('quick', 'full')); check_int(jobs, 'jobs', min=1)
     path = _check_writable(json_path) if json_path else None
     reg = discover()
-    names = list(chapters) if chapters else list(reg)
+    names = list(dict.fromkeys(chapters)) if chapters else list(reg)
     unknown = [n for n in names if n not in reg]
     if unknown: raise ValueError(f"unknown chapter(s) {unknown}; registered: {list(reg)}")
     report = {}
-    bar = tqdm(names, desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
-    for n in bar:
-        bar.set_postfix_str(n)
-        report[n] = run_chapter(reg[n], size=size, out=out, threads=threads, quiet=quiet)
-        if 'error' not in report[n]: _record_time(n, size, report[n]['seconds'])
-        if path: _write_json(path, report)
-    return report
+    bar = tqdm(total=len(names), desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
+    def done(n, d, text=''):
+        print(text, end='', file=out, flush=True)
+        report[n] = d; bar.update(1)
+        if 'error' not in d: _record_time(n, size, d['seconds'])
+        if path: _write_json(path, {k: report[k] for k in names if k in report})   # chapter order, whatever finished first
+    if jobs == 1 or len(names) == 1:
+        for n in names: bar.set_postfix_str(n); done(n, run_chapter(reg[n], size=size, out=out, threads=threads, quiet=quiet))
+    else:      # a fresh interpreter per worker (spawn): no state of this process is shared
+        with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context('spawn')) as ex:
+            futures = {ex.submit(_run_registered, n, size, threads, quiet): n for n in names}
+            for f in as_completed(futures):
+                try: d, text = f.result()
+                except Exception as e: d, text = dict(seconds=None, size=size, claims=[], error=f'{type(e).__name__}: {e}'), ''
+                done(futures[f], d, text)
+    bar.close()
+    return {k: report[k] for k in names}
+

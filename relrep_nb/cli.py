@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument('--strict', action='store_true', help='exit 1 when a claim does not hold')
     r.add_argument('--quiet', action='store_true', help='print only the claims, not the tables')
     r.add_argument('--threads', type=int, default=1, help='torch/BLAS threads during the runs (default 1)')
+    r.add_argument('--jobs', type=int, default=1, help='chapters run at once, each in its own process (default 1; 2 on two cores)')
     r.add_argument('chapters', nargs='*', help='chapter names (default: all)')
     sub.add_parser('list', help='list the registered chapters in chapter order')
     i = sub.add_parser('info', help='versions, devices, data and encoders available here')
@@ -116,7 +117,7 @@ def _run(argv:list[str]|None=None) -> int:
         w, wt = max(map(len, chs)), max(map(len, txt.values()))
         for n, ch in chs.items(): print(f'{n:<{w}}  {txt[n]:<{wt}}  {ch.description}')
         return 0
-    try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet)
+    try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet, jobs=a.jobs)
     except ValueError as e:
         print(f'error: {e}', file=sys.stderr); return 2
     n = sum(len(v['claims']) for v in rep.values())
