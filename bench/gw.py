@@ -113,14 +113,11 @@ def _align_summary(args, rows):
 
 def inductive(args):
     import torch
-    from relrep_nb.gw import LearnedGW, clustered_pair
+    from relrep_nb.gw import LearnedGW
     from relrep_nb.experiments.latent_gw import fmnist_embeddings, IMAGE_CANDIDATES
     torch.set_num_threads(args.threads)
-    if args.features == 'fmnist': X, lab = fmnist_embeddings(args.n)
-    else: X, _, lab = clustered_pair(args.n, d=args.d, n_clusters=10, noise=0., seed=0)
-    g = torch.Generator().manual_seed(0)
-    Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
-    Y = X @ Q
+    if args.features == 'fmnist': X, lab = fmnist_embeddings(args.n); Y = _rotated(X)
+    else: X, Y, lab = _isometric_pair(args.n, args.d)
     rng = np.random.default_rng(0)
     ix = rng.choice(args.n, 200, replace=False)
     iy = rng.permutation(ix) if args.pairs == 'shuffled' else rng.choice(args.n, 200, replace=False)
@@ -143,14 +140,18 @@ def inductive(args):
     res['loadavg_1min_end'] = os.getloadavg()[0]
     return res
 
-def _isometric_pair(n:int, d:int):
-    "The inductive part's synthetic data: n clustered points (10 clusters), and the same points under a random orthogonal map."
+def _rotated(X):
+    "X under a fixed random orthogonal map (seed 0): an isometric second view."
     import torch
-    from relrep_nb.gw import clustered_pair
-    X, _, lab = clustered_pair(n, d=d, n_clusters=10, noise=0., seed=0)
     g = torch.Generator().manual_seed(0)
     Q = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=g, dtype=torch.float64))[0].float().numpy()
-    return X, X @ Q, lab
+    return X @ Q
+
+def _isometric_pair(n:int, d:int):
+    "The inductive part's synthetic data: n clustered points (10 clusters), and the same points under a random orthogonal map."
+    from relrep_nb.gw import clustered_pair
+    X, _, lab = clustered_pair(n, d=d, n_clusters=10, noise=0., seed=0)
+    return X, _rotated(X), lab
 
 def pot_point(args):
     """POT's entropic GW (square loss, epsilon 5e-3 of the max-normalised distances, as bench/run.py) on the inductive
