@@ -53,7 +53,11 @@ def _check_finite(t:torch.Tensor, name:str, rows:int=1 << 16):
 
 # %% ../nbs/13_asif.ipynb #a5f1c2d1
 def _hits(s:torch.Tensor, thr:torch.Tensor) -> tuple:
-    "(rows, columns, values) of the entries of the block `s` above their row's threshold `thr` (R, 1), grouped by row.\n\n    The maxima of `GROUP` strided columns (t, t + L, t + 2L, ...) are compared first and only groups holding a hit are\n    read again; when more than a quarter of the groups hold one, the whole block is compared directly."
+    "(rows, columns, values) of the entries of the block `s` above their row's threshold `thr` (R, 1), grouped by row.\n\n    On the CPU numpy compares and lists the hits (its `flatnonzero` is about 4x faster than torch's `nonzero` on a\n    block with 1 % hits). Elsewhere the maxima of `GROUP` strided columns (t, t + L, t + 2L, ...) are compared first and\n    only groups holding a hit are read again; when more than a quarter of the groups hold one, the whole block is compared directly."
+    if s.device.type == 'cpu' and s.dtype in (torch.float32, torch.float64):
+        sn = s.numpy()                                              # a view: no copy
+        r, c = np.divmod(np.flatnonzero(sn > thr.numpy()), s.shape[1])   # row-major: grouped by row
+        return torch.from_numpy(r), torch.from_numpy(c), torch.from_numpy(sn[r, c])
     R, C = s.shape
     L = C // GROUP
     g3 = s[:, :L * GROUP].view(R, GROUP, L)                         # a reduction over the middle axis vectorises along rows

@@ -31,6 +31,8 @@ def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
     return t, was_numpy
 
 # %% ../nbs/14_latent_gw.ipynb #kerniter
+_E30 = math.exp(30)
+
 def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
                        g:torch.Tensor, # (m,) warm start: the second side's potential
                        eps:float, n_iter:int,
@@ -42,12 +44,13 @@ def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
     f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)      # the first half-iteration, in the log domain
     E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
     u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
-    for it in range(n_iter):
-        if it: u = 1 / (n * (E @ v)).clamp_min(1e-300)
-        v, v0 = 1 / (m * (E.T @ u)).clamp_min(1e-300), v
+    for it in range(n_iter):   # in-place scalar steps: at n ~ 200 each iteration is a handful of tiny ops, their count is its cost
+        if it: u = torch.mv(E, v).mul_(n).clamp_min_(1e-300).reciprocal_()
+        v, v0 = torch.mv(E.T, u).mul_(m).clamp_min_(1e-300).reciprocal_(), v
         if tol is not None and float((v0 / v - 1).abs().sum()) / m < tol: break
         if tol is None and it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
-        if float(u.log().abs().max()) > 30 or float(v.log().abs().max()) > 30:         # absorb into the potentials
+        (ul, uh), (vl, vh) = torch.aminmax(u), torch.aminmax(v)          # |log| > 30 at either end: absorb into the potentials
+        if max(float(uh), float(vh)) > _E30 or min(float(ul), float(vl)) < 1 / _E30:
             f, g = f + eps * u.log(), g + eps * v.log()
             E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
             u, v = torch.ones_like(u), torch.ones_like(v)
