@@ -8,6 +8,8 @@ reset before the variant runs, so `peak_above_inputs_mb` is what the variant add
   faiss-flat faiss.IndexFlatIP (exact); index build included in the time
   faiss-ivf  faiss.IndexIVFFlat for each `--nlist` (default sqrt(K) and 4 sqrt(K); k-means, 10 iterations on 64 points
              per cell, at most 2^17 training points), trained once; search time and recall@k against exact for each `--nprobe`
+  faiss-hnsw faiss.IndexHNSWFlat (a proximity graph) for each `--hnsw-m` (neighbours per node; FAISS's default
+             efConstruction 40), built once; search time and recall@k against exact for each efSearch = `--ef` x k
 `--data random` draws uniform unit vectors (no structure: the hardest case for IVF); `--data clustered` draws them
 around 1000 centres; `--data fmnist` uses real embeddings: the 60 000 Fashion-MNIST training images through
 EfficientNet-Lite0 (1280-d, the chapter's image anchors) as anchors and test images as queries.
@@ -17,6 +19,8 @@ shared machine hits every variant alike; times are medians over rounds and ratio
     python bench/asif.py                                  # n=1000, K=200k, d=512, k=800, 1 thread
     python bench/asif.py --n 1000 --K 1600000 --threads 2 --rounds 3 --json bench/results/asif_n1000_K1600k_random.json
     python bench/asif.py --data fmnist --n 2000 --variants exact faiss-flat faiss-ivf --json bench/results/asif_fmnist.json
+    python bench/asif.py --data fmnist --n 1000 --K 60000 --k 100 --threads 2 --variants exact faiss-flat faiss-ivf faiss-hnsw \
+        --json bench/results/asif_fmnist_n1000_K60k_k100.json
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
 
@@ -78,6 +82,22 @@ def one(a, variant):
         xa, Aa = x.numpy(), A.numpy()
         t0 = time.perf_counter(); idx = faiss.IndexFlatIP(d); idx.add(Aa); D, I = idx.search(xa, k)
         res['seconds'] = time.perf_counter() - t0
+    elif variant == 'faiss-hnsw':
+        xa, Aa, exact = x.numpy(), A.numpy(), np.load(a.cache + '_ids.npy')
+        res['hnsw'] = []
+        for M in a.hnsw_m:
+            t0 = time.perf_counter()
+            idx = faiss.IndexHNSWFlat(d, M, faiss.METRIC_INNER_PRODUCT); idx.add(Aa)
+            build, curve = time.perf_counter() - t0, []
+            for f in a.ef:                                   # efSearch below k is raised to k by FAISS: start at k
+                idx.hnsw.efSearch = ef = max(k, int(round(f * k)))
+                t0 = time.perf_counter(); D, I = idx.search(xa, k); s = time.perf_counter() - t0
+                rec = float(np.mean([len(np.intersect1d(u, w)) / k for u, w in zip(I, exact)]))
+                curve.append(dict(ef_search=ef, seconds=s, recall_at_k=rec))
+                print(json.dumps(dict(M=M, **curve[-1])), file=sys.stderr, flush=True)
+                if rec >= 0.999: break
+            res['hnsw'].append(dict(M=M, build_seconds=build, curve=curve))
+            del idx
     else:
         xa, Aa, exact = x.numpy(), A.numpy(), np.load(a.cache + '_ids.npy')
         res['ivf'] = []
@@ -99,10 +119,12 @@ def one(a, variant):
     res['peak_above_inputs_mb'] = peak_mb() - base
     return res
 
+APPROX = ('faiss-ivf', 'faiss-hnsw')     # measured once, after the timed rounds, as curves of recall against time
+
 def summarize(rows, variants):
     "Medians over rounds, ratios within rounds, and the fastest IVF setting at recall >= 0.95 (against exact's median time)."
     by = {v: [r for r in rows if r['variant'] == v] for v in variants}
-    s = {f'{v}_seconds_median': statistics.median(r['seconds'] for r in by[v]) for v in variants if v != 'faiss-ivf' and by[v]}
+    s = {f'{v}_seconds_median': statistics.median(r['seconds'] for r in by[v]) for v in variants if v not in APPROX and by[v]}
     rounds = sorted({r['round'] for r in rows if 'round' in r})
     if by.get('faiss-flat'):
         for v in ('exact', 'dense'):
@@ -120,6 +142,12 @@ def summarize(rows, variants):
         best = min(ok, key=lambda c: c['seconds']) if ok else None
         s['ivf_fastest_at_recall_0.95'] = best
         s['exact_over_ivf_time_at_recall_0.95'] = ex / best['seconds'] if best else None
+    if by.get('faiss-hnsw') and by.get('exact'):      # build time excluded, as for IVF: an index is built once per anchor set
+        ex = s['exact_seconds_median']
+        ok = [dict(M=v['M'], build_seconds=v['build_seconds'], **c) for v in by['faiss-hnsw'][0]['hnsw'] for c in v['curve'] if c['recall_at_k'] >= 0.95]
+        best = min(ok, key=lambda c: c['seconds']) if ok else None
+        s['hnsw_fastest_at_recall_0.95'] = best
+        s['exact_over_hnsw_time_at_recall_0.95'] = ex / best['seconds'] if best else None
     return s
 
 def main():
@@ -131,6 +159,8 @@ def main():
     p.add_argument('--data', choices=['random', 'clustered', 'fmnist'], default='random')
     p.add_argument('--nlist', type=int, nargs='*', default=None)
     p.add_argument('--nprobe', type=int, nargs='+', default=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096])
+    p.add_argument('--hnsw-m', dest='hnsw_m', type=int, nargs='+', default=[8, 16, 32])
+    p.add_argument('--ef', type=float, nargs='+', default=[1, 1.25, 1.5, 2, 3, 4], help='efSearch of faiss-hnsw, in multiples of k')
     p.add_argument('--variants', nargs='+', default=['exact', 'dense', 'faiss-flat', 'faiss-ivf'])
     p.add_argument('--json', default=None); p.add_argument('--one', default=None, help=argparse.SUPPRESS)
     p.add_argument('--cache', default=None, help=argparse.SUPPRESS)
@@ -143,20 +173,22 @@ def main():
     np.save(a.cache + '_x.npy', x.numpy()); np.save(a.cache + '_A.npy', A.numpy())
     a.n, a.K, a.d = x.shape[0], A.shape[0], x.shape[1]
     del x, A
-    timed = [v for v in a.variants if v != 'faiss-ivf']
-    if 'faiss-ivf' in a.variants and 'exact' not in timed: sys.exit('faiss-ivf needs the exact variant (its recall reference)')
+    timed = [v for v in a.variants if v not in APPROX]
+    if set(APPROX) & set(a.variants) and 'exact' not in timed: sys.exit('faiss-ivf and faiss-hnsw need the exact variant (their recall reference)')
     rows, t0 = [], time.time()
     def call(v, r):
         cmd = [sys.executable, __file__, '--one', v, '--n', str(a.n), '--K', str(a.K), '--d', str(a.d), '--k', str(a.k),
                '--budget', str(a.budget), '--threads', str(a.threads), '--cache', a.cache, '--data', a.data,
-               '--nprobe', *map(str, a.nprobe), *(['--nlist', *map(str, a.nlist)] if a.nlist else [])]
+               '--nprobe', *map(str, a.nprobe), *(['--nlist', *map(str, a.nlist)] if a.nlist else []),
+               '--hnsw-m', *map(str, a.hnsw_m), '--ef', *map(str, a.ef)]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
         res = dict(json.loads(out.strip().splitlines()[-1]), round=r, load_avg=os.getloadavg()[0])
         rows.append(res); print(json.dumps(res), flush=True)
     try:
         for r in range(a.rounds):
             for v in timed[r % len(timed):] + timed[:r % len(timed)]: call(v, r)
-        if 'faiss-ivf' in a.variants: call('faiss-ivf', a.rounds)
+        for v in APPROX:
+            if v in a.variants: call(v, a.rounds)
     finally:
         for f in ('_x', '_A', '_ids'):
             if os.path.exists(a.cache + f + '.npy'): os.remove(a.cache + f + '.npy')

@@ -171,7 +171,7 @@ def _to_csr(w:torch.Tensor, idx:torch.Tensor, K:int, was_numpy:bool):
         return torch.sparse_csr_tensor(crow, col, val, size=(n, K), check_invariants=False)
 
 # %% ../nbs/13_asif.ipynb #9146593f
-INDEXES = ('exact', 'faiss-flat', 'faiss-ivf')
+INDEXES = ('exact', 'faiss-flat', 'faiss-ivf', 'faiss-hnsw')
 ASIF_SIMILARITIES = ('cosine', 'inner')
 
 class ASIF(TensorState):
@@ -181,15 +181,17 @@ class ASIF(TensorState):
                  k:int=800, # similarities kept per query (top-k over the anchors of its modality; at most the number of pairs)
                  p:float=8., # exponent applied to the kept similarities before renormalising
                  similarity:str='cosine', # "cosine" or "inner" (inner product), within each modality
-                 index:str='exact', # "exact" (blocked search), "faiss-flat" (exact, FAISS) or "faiss-ivf" (approximate)
+                 index:str='exact', # "exact" (blocked search), "faiss-flat" (exact, FAISS), "faiss-ivf" or "faiss-hnsw" (approximate, FAISS)
                  memory_budget:int|None=None, # bytes of intermediates per block (default `DEFAULT_MEMORY_BUDGET`)
                  negative:str='sign', # rule for negative similarities: "sign" (sign-preserving power) or "clamp" (at 0)
                  nlist:int|None=None, # "faiss-ivf": number of cells (default about 4·sqrt(K))
                  nprobe:int=32, # "faiss-ivf": cells searched per query
                  seed:int=0, # "faiss-ivf": seed of the k-means that trains the cells
+                 hnsw_m:int=32, # "faiss-hnsw": graph neighbours per anchor (more: higher recall, slower build and search)
+                 ef_search:int|None=None, # "faiss-hnsw": candidates explored per query, at least k (None: 2·k)
                 ):
         self.k, self.p, self.similarity, self.index, self.memory_budget = k, p, similarity, index, memory_budget
-        self.negative, self.nlist, self.nprobe, self.seed = negative, nlist, nprobe, seed
+        self.negative, self.nlist, self.nprobe, self.seed, self.hnsw_m, self.ef_search = negative, nlist, nprobe, seed, hnsw_m, ef_search
 
     def _check_params(self):
         _check_k(self.k)
@@ -198,7 +200,8 @@ class ASIF(TensorState):
             raise ValueError(f"`similarity` must be one of {ASIF_SIMILARITIES}, got {self.similarity!r}")
         if self.index not in INDEXES: raise ValueError(f"`index` must be one of {INDEXES}, got {self.index!r}")
         if self.nlist is not None: _check_k(self.nlist, name='nlist')
-        _check_k(self.nprobe, name='nprobe'); check_seed(self.seed)
+        _check_k(self.nprobe, name='nprobe'); check_seed(self.seed); _check_k(self.hnsw_m, name='hnsw_m')
+        if self.ef_search is not None: _check_k(self.ef_search, name='ef_search')
 
     @property
     def n_anchors(self) -> int: return int(self.ids_.shape[0]) if hasattr(self, 'ids_') else 0
@@ -297,7 +300,7 @@ def remove(self:ASIF, ids): # integer ids of pairs of this model
 def _import_faiss():
     try: import faiss
     except ImportError as e:
-        raise ImportError("ASIF(index='faiss-flat'|'faiss-ivf') needs FAISS: pip install 'relrep_nb[asif]' "
+        raise ImportError("ASIF(index='faiss-flat'|'faiss-ivf'|'faiss-hnsw') needs FAISS: pip install 'relrep_nb[asif]' "
                           "(or pip install faiss-cpu); index='exact' needs nothing more") from e
     return faiss
 
@@ -311,6 +314,7 @@ def _faiss_index(self:ASIF, side:str):
     A = np.ascontiguousarray(A.detach().numpy(), dtype=np.float32)
     K, d = A.shape
     if self.index == 'faiss-flat': idx = faiss.IndexFlatIP(d)
+    elif self.index == 'faiss-hnsw': idx = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)   # efConstruction: FAISS's 40
     else:
         nlist = self.nlist or max(1, min(K // 39, int(4 * math.sqrt(K))))
         idx = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -336,7 +340,9 @@ def _topk(self:ASIF, x, side:str, name:str):
     else:
         _check_finite(q, name, 4096)
         if q.device.type != 'cpu': raise ValueError(f"index={self.index!r} runs on CPU; `{name}` is on {q.device}")
-        D, I = self._faiss_index(side).search(np.ascontiguousarray(q.detach().numpy(), dtype=np.float32), self.k_)
+        ix = self._faiss_index(side)
+        if self.index == 'faiss-hnsw': ix.hnsw.efSearch = max(self.k_, self.ef_search or 2 * self.k_)
+        D, I = ix.search(np.ascontiguousarray(q.detach().numpy(), dtype=np.float32), self.k_)
         v, i = torch.from_numpy(D).to(A.dtype), torch.from_numpy(I).long()
         v = torch.where(i >= 0, v, torch.zeros((), dtype=v.dtype))      # not found (IVF): weight 0, dropped
     if v.numel() and not bool(torch.isfinite(v).all()):    # finite inputs whose inner products exceed the dtype
