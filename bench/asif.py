@@ -59,6 +59,19 @@ def load(a):
     x, A = np.load(a.cache + '_x.npy'), np.load(a.cache + '_A.npy')
     return torch.from_numpy(x), torch.from_numpy(A)
 
+def recall_curve(idx, xa, exact, k, settings, apply, key, tag) -> list:
+    "Search time and recall@k against the exact ids at each setting (`apply(idx, setting)` sets it), until recall reaches 0.999."
+    import numpy as np
+    curve = []
+    for v in settings:
+        apply(idx, v)
+        t0 = time.perf_counter(); D, I = idx.search(xa, k); s = time.perf_counter() - t0
+        rec = float(np.mean([len(np.intersect1d(u, w)) / k for u, w in zip(I, exact)]))
+        curve.append({key: v, 'seconds': s, 'recall_at_k': rec})
+        print(json.dumps(dict(tag, **curve[-1])), file=sys.stderr, flush=True)
+        if rec >= 0.999: break
+    return curve
+
 def one(a, variant):
     import numpy as np, torch
     from relrep_nb.asif import topk_inner
@@ -88,14 +101,9 @@ def one(a, variant):
         for M in a.hnsw_m:
             t0 = time.perf_counter()
             idx = faiss.IndexHNSWFlat(d, M, faiss.METRIC_INNER_PRODUCT); idx.add(Aa)
-            build, curve = time.perf_counter() - t0, []
-            for f in a.ef:                                   # efSearch below k is raised to k by FAISS: start at k
-                idx.hnsw.efSearch = ef = max(k, int(round(f * k)))
-                t0 = time.perf_counter(); D, I = idx.search(xa, k); s = time.perf_counter() - t0
-                rec = float(np.mean([len(np.intersect1d(u, w)) / k for u, w in zip(I, exact)]))
-                curve.append(dict(ef_search=ef, seconds=s, recall_at_k=rec))
-                print(json.dumps(dict(M=M, **curve[-1])), file=sys.stderr, flush=True)
-                if rec >= 0.999: break
+            build = time.perf_counter() - t0
+            efs = list(dict.fromkeys(max(k, int(round(f * k))) for f in a.ef))     # efSearch below k is raised to k by FAISS
+            curve = recall_curve(idx, xa, exact, k, efs, lambda i, v: setattr(i.hnsw, 'efSearch', v), 'ef_search', dict(M=M))
             res['hnsw'].append(dict(M=M, build_seconds=build, curve=curve))
             del idx
     else:
@@ -106,14 +114,9 @@ def one(a, variant):
             idx = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
             idx.cp.seed, idx.cp.niter = 0, 10
             idx.train(Aa[np.random.default_rng(0).choice(K, min(K, 64 * nlist, 2**17), replace=False)]); idx.add(Aa)
-            build, curve = time.perf_counter() - t0, []
-            for nprobe in sorted({p for p in a.nprobe if p < nlist} | {nlist}):          # up to every cell (= exhaustive)
-                idx.nprobe = nprobe
-                t0 = time.perf_counter(); D, I = idx.search(xa, k); s = time.perf_counter() - t0
-                rec = float(np.mean([len(np.intersect1d(u, w)) / k for u, w in zip(I, exact)]))
-                curve.append(dict(nprobe=nprobe, seconds=s, recall_at_k=rec))
-                print(json.dumps(dict(nlist=nlist, **curve[-1])), file=sys.stderr, flush=True)
-                if rec >= 0.999: break
+            build = time.perf_counter() - t0
+            probes = sorted({p for p in a.nprobe if p < nlist} | {nlist})          # up to every cell (= exhaustive)
+            curve = recall_curve(idx, xa, exact, k, probes, lambda i, v: setattr(i, 'nprobe', v), 'nprobe', dict(nlist=nlist))
             res['ivf'].append(dict(nlist=nlist, build_seconds=build, curve=curve))
             del idx
     res['peak_above_inputs_mb'] = peak_mb() - base
@@ -122,7 +125,7 @@ def one(a, variant):
 APPROX = ('faiss-ivf', 'faiss-hnsw')     # measured once, after the timed rounds, as curves of recall against time
 
 def summarize(rows, variants):
-    "Medians over rounds, ratios within rounds, and the fastest IVF setting at recall >= 0.95 (against exact's median time)."
+    "Medians over rounds, ratios within rounds, and the fastest IVF and HNSW settings at recall >= 0.95 (against exact's median time)."
     by = {v: [r for r in rows if r['variant'] == v] for v in variants}
     s = {f'{v}_seconds_median': statistics.median(r['seconds'] for r in by[v]) for v in variants if v not in APPROX and by[v]}
     rounds = sorted({r['round'] for r in rows if 'round' in r})
@@ -136,18 +139,12 @@ def summarize(rows, variants):
         s['exact_peak_above_inputs_mb'] = max(r['peak_above_inputs_mb'] for r in by['exact'])
         s['exact_intermediates_mb'] = s['exact_peak_above_inputs_mb'] - by['exact'][0]['outputs_mb']
         s['budget_mb'] = by['exact'][0]['budget_mb']
-    if by.get('faiss-ivf') and by.get('exact'):
-        ex = s['exact_seconds_median']
-        ok = [dict(nlist=v['nlist'], **c) for v in by['faiss-ivf'][0]['ivf'] for c in v['curve'] if c['recall_at_k'] >= 0.95]
+    for v, name, key in (('faiss-ivf', 'ivf', 'nlist'), ('faiss-hnsw', 'hnsw', 'M')):   # build time excluded: an index is built once per anchor set
+        if not (by.get(v) and by.get('exact')): continue
+        ok = [{key: b[key], 'build_seconds': b['build_seconds'], **c} for b in by[v][0][name] for c in b['curve'] if c['recall_at_k'] >= 0.95]
         best = min(ok, key=lambda c: c['seconds']) if ok else None
-        s['ivf_fastest_at_recall_0.95'] = best
-        s['exact_over_ivf_time_at_recall_0.95'] = ex / best['seconds'] if best else None
-    if by.get('faiss-hnsw') and by.get('exact'):      # build time excluded, as for IVF: an index is built once per anchor set
-        ex = s['exact_seconds_median']
-        ok = [dict(M=v['M'], build_seconds=v['build_seconds'], **c) for v in by['faiss-hnsw'][0]['hnsw'] for c in v['curve'] if c['recall_at_k'] >= 0.95]
-        best = min(ok, key=lambda c: c['seconds']) if ok else None
-        s['hnsw_fastest_at_recall_0.95'] = best
-        s['exact_over_hnsw_time_at_recall_0.95'] = ex / best['seconds'] if best else None
+        s[f'{name}_fastest_at_recall_0.95'] = best
+        s[f'exact_over_{name}_time_at_recall_0.95'] = s['exact_seconds_median'] / best['seconds'] if best else None
     return s
 
 def main():
