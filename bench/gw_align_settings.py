@@ -33,27 +33,27 @@ COST_CANDIDATES = {'base': {}, 'prune_restarts=0.7': dict(prune_restarts=0.7), '
 STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES)}
 
 def main(path, study='plan_every'):
-    PREVIOUS, CANDIDATES = STUDIES[study]
+    base_cfg, cands = STUDIES[study]
     torch.set_num_threads(1)
     rows = []
     for ds in ('scgem', 'snareseq'):
         x, y, _ = _load_pair(ds, None, 0)
         for s in (0, 1, 2):
             y_ = y[np.random.default_rng(10_000 + s).permutation(len(y))]       # the permutation bench/gw.py align uses
-            for name, kw in CANDIDATES.items():
+            for name, kw in cands.items():
                 c0 = time.process_time()
-                m = LearnedGW(**{**PREVIOUS, 'k': align_k(len(x), len(y_)), 'seed': s, 'progress': False, **kw}).fit(x, y_)
+                m = LearnedGW(**{**base_cfg, 'k': align_k(len(x), len(y_)), 'seed': s, 'progress': False, **kw}).fit(x, y_)
                 rows.append(dict(dataset=ds, seed=s, config=name, gw=float(m.gw_), cpu=time.process_time() - c0))
                 print(rows[-1], flush=True)
     summary = {}
     for ds in ('scgem', 'snareseq'):
         base = np.mean([r['gw'] for r in rows if r['dataset'] == ds and r['config'] == 'base'])
         summary[ds] = {c: dict(gw_ratio=float(np.mean([r['gw'] for r in rows if r['dataset'] == ds and r['config'] == c]) / base),
-                           cpu=float(np.mean([r['cpu'] for r in rows if r['dataset'] == ds and r['config'] == c]))) for c in CANDIDATES}
-    ok = [c for c in CANDIDATES if all(summary[ds][c]['gw_ratio'] <= 1.01 for ds in summary)]
+                           cpu=float(np.mean([r['cpu'] for r in rows if r['dataset'] == ds and r['config'] == c]))) for c in cands}
+    ok = [c for c in cands if all(summary[ds][c]['gw_ratio'] <= 1.01 for ds in summary)]
     chosen = min(ok, key=lambda c: summary['snareseq'][c]['cpu'] + summary['scgem'][c]['cpu'])
     print('chosen:', chosen, json.dumps(summary, indent=1))
-    with open(path, 'w') as f: json.dump(dict(study=study, base=PREVIOUS, rule='cheapest with mean GW loss <= 1.01 x base on both datasets', rows=rows,
+    with open(path, 'w') as f: json.dump(dict(study=study, base=base_cfg, rule='cheapest with mean GW loss <= 1.01 x base on both datasets', rows=rows,
                                               summary=summary, chosen=chosen), f, indent=1)
 
 if __name__ == '__main__': main(sys.argv[1] if len(sys.argv) > 1 else 'bench/results/gw_settings_align.json', *sys.argv[2:3])

@@ -714,8 +714,8 @@ class _Adam:
         self.m = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
         self.v = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
 
-    def zero_grad(self, set_to_none:bool=True):
-        for p in self.params: p.grad = None
+    def zero_grad(self):
+        for p in self.params: p.grad = None          # as torch.optim's default set_to_none=True
 
     @torch.no_grad()
     def step(self):
@@ -759,7 +759,7 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None):
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
         if direct is not None: v = w
-        opt.zero_grad(set_to_none=True); total.backward(); opt.step()
+        opt.zero_grad(); total.backward(); opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
         if bar is not None: bar.update(1)
         yield f, g, hist[:step + 1]
