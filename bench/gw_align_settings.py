@@ -16,6 +16,12 @@ fewer steps, pruned restarts, two restarts, rarer plan updates or early stopping
 Measured (one thread, seeds 0-2; bench/results/gw_settings_align_cost.json): prune_restarts=0.7 -> GW loss 1.008 x
 (SNARE-seq) and 1.000 x (scGEM), CPU 13.2 -> 11.6 s on SNARE-seq: adopted. Rejected by the rule: n_steps=200 (1.029 x /
 1.034 x), n_restarts=2 (1.016 x / 1.029 x), plan_every=30 (1.084 x / 1.028 x), tol=1e-3 (1.012 x / 1.014 x).
+
+A third study, `width` (same rule, fixed before its run; the base is `ALIGN_CONFIG` after the second study), asks whether
+smaller networks (most of a fit's time is the networks' forward and backward passes over every cell) keep the training
+GW loss:
+
+    python bench/gw_align_settings.py bench/results/gw_settings_align_width.json width    # about 5 CPU-minutes
 """
 import json, sys, time
 import numpy as np, torch
@@ -30,7 +36,10 @@ AFTER_FIRST = {**PREVIOUS, 'plan_every': 20}              # ALIGN_CONFIG after t
 COST_CANDIDATES = {'base': {}, 'prune_restarts=0.7': dict(prune_restarts=0.7), 'n_steps=200': dict(n_steps=200),
                    'n_steps=200,prune_restarts=0.7': dict(n_steps=200, prune_restarts=0.7), 'n_restarts=2': dict(n_restarts=2),
                    'plan_every=30': dict(plan_every=30), 'tol=1e-3': dict(tol=1e-3)}
-STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES)}
+AFTER_COST = {**AFTER_FIRST, 'prune_restarts': 0.7}      # ALIGN_CONFIG after the second study
+WIDTH_CANDIDATES = {'base': {}, 'hidden=64': dict(hidden=64), 'hidden=32': dict(hidden=32), 'n_layers=2': dict(n_layers=2),
+                    'dim=8': dict(dim=8)}
+STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES), 'width': (AFTER_COST, WIDTH_CANDIDATES)}
 
 def main(path, study='plan_every'):
     base_cfg, cands = STUDIES[study]
