@@ -22,6 +22,20 @@ smaller networks (most of a fit's time is the networks' forward and backward pas
 GW loss:
 
     python bench/gw_align_settings.py bench/results/gw_settings_align_width.json width    # about 5 CPU-minutes
+
+Measured: hidden=64 1.063 x (scGEM) / 0.984 x (SNARE-seq), hidden=32 1.049 x / 1.016 x, n_layers=2 1.017 x / 1.017 x,
+dim=8 1.038 x / 1.009 x: none adopted.
+
+A fourth study, `explore`, asks whether the restarts explore more when the annealing starts at a lower ε. At ε = 10 (x
+the mean cost) the first plans are nearly uniform, and the fixed-point target of a nearly uniform plan is the outer
+product of the two sides' centred eccentricities (row sums of the distance matrices), the same for every restart
+whatever its initialisation: all restarts are pushed the same way at first, which would explain why all three land in
+the same cell-type swap on two of the three PBMC splits. A lower start lets each restart's random networks shape its
+first plans. Rule, fixed before the run (RULES below): the lowest mean GW-loss ratio over both datasets among the
+candidates with mean GW loss <= 1.01 x base on both and mean CPU <= 1.05 x base on both; base when none is lower. The
+held-out PBMC pair (`bench/gw.py align --dataset pbmc --set eps_start=...`) is run once, on the chosen setting only.
+
+    python bench/gw_align_settings.py bench/results/gw_settings_align_explore.json explore   # about 3 CPU-minutes
 """
 import json, sys, time
 import numpy as np, torch
@@ -39,7 +53,12 @@ COST_CANDIDATES = {'base': {}, 'prune_restarts=0.7': dict(prune_restarts=0.7), '
 AFTER_COST = {**AFTER_FIRST, 'prune_restarts': 0.7}      # ALIGN_CONFIG after the second study
 WIDTH_CANDIDATES = {'base': {}, 'hidden=64': dict(hidden=64), 'hidden=32': dict(hidden=32), 'n_layers=2': dict(n_layers=2),
                     'dim=8': dict(dim=8)}
-STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES), 'width': (AFTER_COST, WIDTH_CANDIDATES)}
+EXPLORE_CANDIDATES = {'base': {}, 'eps_start=3': dict(eps_start=3.0), 'eps_start=1': dict(eps_start=1.0),
+                      'eps_start=0.3': dict(eps_start=0.3)}
+STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES), 'width': (AFTER_COST, WIDTH_CANDIDATES),
+           'explore': (AFTER_COST, EXPLORE_CANDIDATES)}
+RULES = {'explore': 'lowest mean GW-loss ratio over both datasets among the candidates with mean GW loss <= 1.01 x base on both '
+                    'and mean CPU <= 1.05 x base on both; base when none is lower'}
 
 def main(path, study='plan_every'):
     base_cfg, cands = STUDIES[study]
@@ -52,7 +71,8 @@ def main(path, study='plan_every'):
             for name, kw in cands.items():
                 c0 = time.process_time()
                 m = LearnedGW(**{**base_cfg, 'k': align_k(len(x), len(y_)), 'seed': s, 'progress': False, **kw}).fit(x, y_)
-                rows.append(dict(dataset=ds, seed=s, config=name, gw=float(m.gw_), cpu=time.process_time() - c0))
+                rows.append(dict(dataset=ds, seed=s, config=name, gw=float(m.gw_), cpu=time.process_time() - c0,
+                                 restarts=[float(r['gw']) for r in m.restarts_]))
                 print(rows[-1], flush=True)
     summary = {}
     for ds in ('scgem', 'snareseq'):
@@ -60,9 +80,13 @@ def main(path, study='plan_every'):
         summary[ds] = {c: dict(gw_ratio=float(np.mean([r['gw'] for r in rows if r['dataset'] == ds and r['config'] == c]) / base),
                            cpu=float(np.mean([r['cpu'] for r in rows if r['dataset'] == ds and r['config'] == c]))) for c in cands}
     ok = [c for c in cands if all(summary[ds][c]['gw_ratio'] <= 1.01 for ds in summary)]
-    chosen = min(ok, key=lambda c: summary['snareseq'][c]['cpu'] + summary['scgem'][c]['cpu'])
+    if study == 'explore':      # a better optimum at no extra cost (the rule in RULES)
+        ok = [c for c in ok if all(summary[ds][c]['cpu'] <= 1.05 * summary[ds]['base']['cpu'] for ds in summary)]
+        chosen = min(ok, key=lambda c: (np.mean([summary[ds][c]['gw_ratio'] for ds in summary]), c != 'base'))
+    else: chosen = min(ok, key=lambda c: summary['snareseq'][c]['cpu'] + summary['scgem'][c]['cpu'])
     print('chosen:', chosen, json.dumps(summary, indent=1))
-    with open(path, 'w') as f: json.dump(dict(study=study, base=base_cfg, rule='cheapest with mean GW loss <= 1.01 x base on both datasets', rows=rows,
+    rule = RULES.get(study, 'cheapest with mean GW loss <= 1.01 x base on both datasets')
+    with open(path, 'w') as f: json.dump(dict(study=study, base=base_cfg, rule=rule, rows=rows,
                                               summary=summary, chosen=chosen), f, indent=1)
 
 if __name__ == '__main__': main(sys.argv[1] if len(sys.argv) > 1 else 'bench/results/gw_settings_align.json', *sys.argv[2:3])
