@@ -40,7 +40,7 @@ def test_align_common_coordinates_match_pot_on_scgem():
     assert ours <= pot + 0.02, (ours, pot)
 
 @pytest.mark.skipif('slow' not in os.environ.get('RELREP_NB_TEST_FLAGS', '').split(), reason='slow: RELREP_NB_TEST_FLAGS=slow runs it')
-@pytest.mark.xfail(strict=False, reason='measured: align 0.31 vs POT 0.39 mean 5-NN label transfer; both swap cell types on 2 of 3 splits')
+@pytest.mark.xfail(strict=False, reason='measured: align 0.28-0.31 vs POT 0.39 mean 5-NN label transfer; both swap cell types on 2 of 3 splits')
 def test_align_defaults_transfer_labels_like_pot(pair):
     """Held-out PBMC pair, 3 splits: `align`'s mean 5-NN label transfer in X_gw is within 0.05 of POT's under SCOT's protocol."""
     from relrep_nb.gw import align_k, scot_gw
