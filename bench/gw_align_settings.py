@@ -41,6 +41,15 @@ Measured (one thread, seeds 0-2, alone): the restarts do spread more (scGEM seed
 0.0350-0.0414 at eps_start=1), but the kept restart's GW loss is worse on average: eps_start=3 1.009 x (scGEM) /
 1.019 x (SNARE-seq), eps_start=1 1.020 x / 1.010 x, eps_start=0.3 1.035 x / 1.022 x. None passes the rule: base kept,
 and the PBMC pair was not run on any candidate.
+
+A fifth study, `restarts`, asks whether more restarts (each restart is another initialisation, kept or dropped by the
+training GW loss) find lower GW optima within a CPU bound that keeps `align` at 10x POT's CPU time with a margin
+(POT's entropic GW took 95-141 CPU-s on SNARE-seq across days; `align` 7.9 CPU-s in the run POT took 121.6). Rule,
+fixed before the run (RULES below): the lowest mean GW-loss ratio over both datasets among the candidates with mean
+GW loss <= 1.00 x base on both and mean CPU <= 1.2 x base on both; base when none is lower. The held-out PBMC pair is
+then run once, on the chosen setting only.
+
+    python bench/gw_align_settings.py bench/results/gw_settings_align_restarts.json restarts   # about 4 CPU-minutes
 """
 import json, sys, time
 import numpy as np, torch
@@ -60,10 +69,14 @@ WIDTH_CANDIDATES = {'base': {}, 'hidden=64': dict(hidden=64), 'hidden=32': dict(
                     'dim=8': dict(dim=8)}
 EXPLORE_CANDIDATES = {'base': {}, 'eps_start=3': dict(eps_start=3.0), 'eps_start=1': dict(eps_start=1.0),
                       'eps_start=0.3': dict(eps_start=0.3)}
+RESTART_CANDIDATES = {'base': {}, 'n_restarts=4': dict(n_restarts=4), 'n_restarts=5': dict(n_restarts=5),
+                      'n_restarts=5,n_steps=200': dict(n_restarts=5, n_steps=200), 'n_restarts=6,n_steps=200': dict(n_restarts=6, n_steps=200)}
 STUDIES = {'plan_every': (PREVIOUS, CANDIDATES), 'cost': (AFTER_FIRST, COST_CANDIDATES), 'width': (AFTER_COST, WIDTH_CANDIDATES),
-           'explore': (AFTER_COST, EXPLORE_CANDIDATES)}
+           'explore': (AFTER_COST, EXPLORE_CANDIDATES), 'restarts': (AFTER_COST, RESTART_CANDIDATES)}
 RULES = {'explore': 'lowest mean GW-loss ratio over both datasets among the candidates with mean GW loss <= 1.01 x base on both '
-                    'and mean CPU <= 1.05 x base on both; base when none is lower'}
+                    'and mean CPU <= 1.05 x base on both; base when none is lower',
+         'restarts': 'lowest mean GW-loss ratio over both datasets among the candidates with mean GW loss <= 1.00 x base on both '
+                     'and mean CPU <= 1.2 x base on both; base when none is lower'}
 
 def main(path, study='plan_every'):
     base_cfg, cands = STUDIES[study]
@@ -85,8 +98,9 @@ def main(path, study='plan_every'):
         summary[ds] = {c: dict(gw_ratio=float(np.mean([r['gw'] for r in rows if r['dataset'] == ds and r['config'] == c]) / base),
                            cpu=float(np.mean([r['cpu'] for r in rows if r['dataset'] == ds and r['config'] == c]))) for c in cands}
     ok = [c for c in cands if all(summary[ds][c]['gw_ratio'] <= 1.01 for ds in summary)]
-    if study == 'explore':      # a better optimum at no extra cost (the rule in RULES)
-        ok = [c for c in ok if all(summary[ds][c]['cpu'] <= 1.05 * summary[ds]['base']['cpu'] for ds in summary)]
+    if study in ('explore', 'restarts'):      # a better optimum within a CPU bound (the rules in RULES)
+        gw_max, cpu_max = (1.01, 1.05) if study == 'explore' else (1.00, 1.2)
+        ok = [c for c in cands if all(summary[ds][c]['gw_ratio'] <= gw_max and summary[ds][c]['cpu'] <= cpu_max * summary[ds]['base']['cpu'] for ds in summary)]
         chosen = min(ok, key=lambda c: (np.mean([summary[ds][c]['gw_ratio'] for ds in summary]), c != 'base'))
     else: chosen = min(ok, key=lambda c: summary['snareseq'][c]['cpu'] + summary['scgem'][c]['cpu'])
     print('chosen:', chosen, json.dumps(summary, indent=1))
