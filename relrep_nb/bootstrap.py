@@ -51,6 +51,7 @@ def ot_match_loss(rx:torch.Tensor, # (b, K) source relative rows
             raise ValueError(f"`epsilon`={epsilon:g} is too small: epsilon x mean cost = {e:.3g} is not representable "
                              f"in {C.dtype} against costs up to {top:.3g}; use epsilon >= 1e-6")
         P = log_sinkhorn(C.detach(), e, n_iter=n_iter)[0]
+        P = P.masked_fill(P < torch.finfo(P.dtype).tiny / torch.finfo(P.dtype).eps, 0)     # far entries underflow to subnormal numbers, which slow the backward's matrix products many-fold on some CPUs
     return (P * C).sum(), P
 
 # %% ../nbs/12_bootstrap.ipynb #088ad3b9
