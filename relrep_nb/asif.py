@@ -93,17 +93,29 @@ def _place_hits(s:torch.Tensor, thr:torch.Tensor, P:torch.Tensor, I:torch.Tensor
 _BLAS = None    # threadpoolctl's controller of the loaded BLAS libraries, made on first use
 
 def _gemm(q:torch.Tensor, a:torch.Tensor, out:torch.Tensor) -> torch.Tensor:
-    "`q @ a.T` written into `out`: on the CPU (float32/64) by numpy's BLAS, whose threads `_blas_threads` sets; elsewhere by torch.\n\n    numpy's wheels carry OpenBLAS, the library faiss ships too: on an AMD EPYC it multiplies these blocks at 90-95 GFLOP/s\n    on one thread where torch's MKL varies between 68 and 91."
+    "`q @ a.T` written into `out`: on the CPU (float32/64) by numpy's BLAS where `_blas_threads` chose it (`_numpy_blas_preferred`), whose threads it sets; otherwise by torch."
     if q.device.type == 'cpu' and q.dtype in (torch.float32, torch.float64) and _BLAS is not False:
         np.matmul(q.detach().numpy(), a.detach().numpy().T, out=out.numpy())
         return out
     return torch.matmul(q, a.T, out=out)
 
 
+# %% ../nbs/13_asif.ipynb #a5f1c2e1
+def _numpy_blas_preferred() -> bool:
+    """Whether numpy's BLAS multiplies the blocks rather than torch's: on AMD processors, or when torch has no MKL.
+
+    Measured on one thread, blocks of 500 x 512 x 1024: on an AMD EPYC numpy's OpenBLAS 90-95 GFLOP/s, torch's MKL 68-91;
+    on an Intel Xeon MKL 173-179, OpenBLAS 154-167 (and the whole search at 20k anchors 90 against 99 ms)."""
+    if not torch.backends.mkl.is_available(): return True
+    try:
+        with open('/proc/cpuinfo') as f: return 'AuthenticAMD' in f.read(8192)
+    except OSError: return False
+
 # %% ../nbs/13_asif.ipynb #a5f1c2d8
 def _blas_threads(n:int):
-    "Context: numpy's BLAS on `n` threads inside the block (as torch's in `topk_inner`); without threadpoolctl `_gemm` falls back to torch."
+    "Context: numpy's BLAS on `n` threads inside the block (as torch's in `topk_inner`); `_gemm` uses torch's instead where that is the faster one (`_numpy_blas_preferred`) or threadpoolctl is missing."
     global _BLAS
+    if _BLAS is None and not _numpy_blas_preferred(): _BLAS = False
     if _BLAS is None:
         try:
             from threadpoolctl import ThreadpoolController
