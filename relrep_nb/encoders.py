@@ -18,7 +18,7 @@ from .base import atomic_write
 __all__ = ['IMAGENET_MEAN', 'IMAGENET_STD', 'MPNET_PARTS', 'EFFICIENTNET_LITE', 'EFFICIENTNET_LITE_MEAN', 'EFFICIENTNET_LITE_STD',
            'TIMM_INSTALL', 'TIMM_PACKAGED', 'ENCODERS', 'KINDS', 'cache_dir', 'clean_orphans', 'atomic_dir',
            'hash_files', 'hash_inputs', 'check_texts', 'check_images', 'imagenet_preprocess', 'pool_tokens', 'Encoder',
-           'embedding_key', 'cached_encode', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder',
+           'embedding_key', 'cached_encode', 'is_cached', 'HFTextEncoder', 'PackagedHFEncoder', 'OnnxTextEncoder',
            'WordLlamaEncoder', 'GemmaEncoder', 'ImageEncoder', 'EfficientNetLiteEncoder', 'efficientnet_lite_to_timm',
            'TimmEncoder', 'EncoderSpec', 'register_encoder', 'list_encoders', 'encoder_table', 'get_encoder']
 
@@ -440,6 +440,13 @@ def cached_encode(encoder:Encoder, # any `Encoder`
         return out
     if encoder._dim is None: encoder._dim = emb.shape[1]
     return _as_output(emb, items, output)
+
+# %% ../nbs/05_encoders.ipynb #c4ch0002
+def is_cached(encoder:Encoder, # any `Encoder`
+              inputs, # texts or images, as `encoder.encode` takes them
+             ) -> bool: # True when `cached_encode(encoder, inputs)` would read its result from the cache
+    "Whether the encoding of `inputs` by `encoder` has a cache file (its key hashes the inputs; the encoder is not loaded)."
+    return _cache_path(encoder, embedding_key(encoder, encoder.check_inputs(inputs))).exists()
 
 # %% ../nbs/05_encoders.ipynb #dd1e1b9f
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from .. import data
 from ..core import check_choice
 from ..claims import Claim, register_chapter
-from ..encoders import get_encoder, cached_encode
+from ..encoders import get_encoder, cached_encode, is_cached
 from ..metrics import foscttm
 from ..gw import LearnedGW, SINGLECELL_CONFIG, clustered_pair, pot_entropic_gw, scot_gw, select_config
 
@@ -194,12 +194,13 @@ def fmnist_embeddings(n:int, # number of Fashion-MNIST training images (the firs
     enc = get_encoder(encoder)
     out = []
     for s in range(0, n, chunk):
-        im = np.array(imgs[s:min(s + chunk, n)])
+        im = np.array(imgs[s:s + chunk])        # the whole chunk (the cache's unit), cut to n below
         if zoom < 1:
             h = max(1, round(28 * zoom)); o = (28 - h) // 2
             small = F.interpolate(torch.from_numpy(im).float()[:, None], size=(h, h), mode='bilinear', antialias=True)
             im = np.zeros_like(im); im[:, o:o + h, o:o + h] = small[:, 0].round().clamp(0, 255).byte().numpy()
-        out.append(np.asarray(cached_encode(enc, im, progress=False)))
+        m = min(chunk, n - s)                  # a shorter last chunk reads the whole chunk where it is cached
+        out.append(np.asarray(cached_encode(enc, im if m < len(im) and is_cached(enc, im) else im[:m], progress=False))[:m])
     return np.concatenate(out).astype(np.float32), lab[:n]
 
 # %% ../../nbs/14_latent_gw.ipynb #183887db
