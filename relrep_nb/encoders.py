@@ -445,7 +445,16 @@ def cached_encode(encoder:Encoder, # any `Encoder`
 def is_cached(encoder:Encoder, # any `Encoder`
               inputs, # texts or images, as `encoder.encode` takes them
              ) -> bool: # True when `cached_encode(encoder, inputs)` would read its result from the cache
-    "Whether the encoding of `inputs` by `encoder` has a cache file (its key hashes the inputs; the encoder is not loaded)."
+    """Whether the encoding of `inputs` by `encoder` has a cache file (its key hashes the inputs; the encoder is not loaded).
+
+    >>> import os, tempfile; from unittest import mock
+    >>> with mock.patch.dict(os.environ, RELREP_NB_CACHE=tempfile.mkdtemp()):
+    ...     before = is_cached(get_encoder('wordllama'), ['a cat'])
+    ...     _ = cached_encode(get_encoder('wordllama'), ['a cat'])
+    ...     after = is_cached(get_encoder('wordllama'), ['a cat'])
+    >>> before, after
+    (False, True)
+    """
     return _cache_path(encoder, embedding_key(encoder, encoder.check_inputs(inputs))).exists()
 
 # %% ../nbs/05_encoders.ipynb #dd1e1b9f
