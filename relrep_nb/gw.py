@@ -30,6 +30,18 @@ def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
         raise ValueError(f"`{name}` has no features (shape {tuple(t.shape)}): expected at least one column")
     return t, was_numpy
 
+# %% ../nbs/14_latent_gw.ipynb #lse00001
+def _logsumexp(x:torch.Tensor, # any float tensor, without gradient
+               dim:int, # the dimension reduced
+              ) -> torch.Tensor:
+    """`torch.logsumexp(x, dim)`, its arithmetic step for step (maximum, exp of the differences, sum, log), with the differences
+    floored just above log(smallest normal number) before exp: a term below e^-87 of its maximum (float32) cannot change the
+    sum, and the CPU's exp of such arguments takes 8-25x as long. The same values as torch's, bit for bit (tested below)."""
+    m0 = x.amax(dim, keepdim=True)
+    m = m0.masked_fill(m0.abs() == math.inf, 0)
+    out = (x - m).clamp_(min=math.log(torch.finfo(x.dtype).tiny) + 0.5).exp_().sum(dim).log_().add_(m.squeeze(dim))
+    return out.masked_fill_(m0.squeeze(dim) == -math.inf, -math.inf)      # a row of -inf: -inf, as torch's
+
 # %% ../nbs/14_latent_gw.ipynb #kerniter
 _E30 = math.exp(30)
 
@@ -41,7 +53,7 @@ def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
     """Log-stabilised Sinkhorn (Schmitzer 2019) with uniform marginals: matrix-vector scalings u, v on the kernel of the current potentials f, g, absorbed into them once they pass e^±30 (so that no kernel entry that matters underflows at small ε)."""
     n, m = K.shape
     la, lb = -math.log(n), -math.log(m)
-    f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)      # the first half-iteration, in the log domain
+    f = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)      # the first half-iteration, in the log domain
     E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
     u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
     for it in range(n_iter):   # in-place scalar steps: at n ~ 200 each iteration is a handful of tiny ops, their count is its cost
@@ -389,8 +401,8 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
         S = torch.full((m,), -float('inf'), dtype=ex.dtype, device=ex.device)
         for i0 in range(0, n, rows):
             K = K1 if K1 is not None else -_sqdist(ex[i0:i0 + rows], ey) / (scale * eps)
-            f[i0:i0 + rows] = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)
-            S = torch.logaddexp(S, torch.logsumexp(K + (la + f[i0:i0 + rows] / eps)[:, None], dim=0))
+            f[i0:i0 + rows] = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)
+            S = torch.logaddexp(S, _logsumexp(K + (la + f[i0:i0 + rows] / eps)[:, None], 0))
         err = float((torch.exp(lb + g / eps + S) - math.exp(lb)).abs().sum())
         g = -eps * S
         if err < tol: break
@@ -669,8 +681,8 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
     C = (C - C.mean()) / C.std().clamp_min(1e-12)
     la = torch.full((n,), -math.log(n), dtype=C.dtype, device=C.device)
     lb = torch.full((m,), -math.log(m), dtype=C.dtype, device=C.device)
-    step = lambda K, g: (f := -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1),
-                         -eps * torch.logsumexp(K + (la + f / eps)[:, None], dim=0))
+    step = lambda K, g: (f := -eps * _logsumexp(K + (lb + g / eps)[None, :], 1),      # without gradient: the floored exp
+                         -eps * _logsumexp(K + (la + f / eps)[:, None], 0))
     with torch.no_grad():
         K = -C.detach() / eps
         g = torch.zeros(m, dtype=C.dtype, device=C.device) if g0 is None or g0.shape != (m,) else g0.to(C.dtype)
@@ -679,9 +691,9 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
         else:                                                               # out of float64's range: the log domain
             for it in range(n_iter):
                 f, g = step(K, g)
-                if it % 5 == 4 and float((torch.logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
+                if it % 5 == 4 and float((_logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
     K = -C / eps
-    with torch.no_grad(): f = -eps * torch.logsumexp(K + (lb + g / eps)[None, :], dim=1)
+    with torch.no_grad(): f = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)
     E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp()     # the converged plan, with gradient through the cost
     v = torch.ones(m, dtype=C.dtype, device=C.device)
     for _ in range(n_unroll):   # the log-domain iterations as scalings u = exp((f' - f)/ε), v = exp((g' - g)/ε): products, no log-sum-exp
