@@ -330,9 +330,9 @@ def _mlp(d_in:int, hidden:int, d_out:int, n_layers:int) -> nn.Sequential:
         if i < n_layers - 1: layers += [nn.LayerNorm(dims[i + 1]), nn.ReLU()]
     return nn.Sequential(*layers)
 
-def _sqdist(a:torch.Tensor, b:torch.Tensor) -> torch.Tensor:
-    "Squared Euclidean distances (n, m), clamped at 0."
-    return ((a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T).clamp_min(0)
+def _sqdist(a:torch.Tensor, b:torch.Tensor, bb:torch.Tensor|None=None) -> torch.Tensor:
+    "Squared Euclidean distances (n, m), clamped at 0; `bb`: `(b * b).sum(1)` when a blockwise pass computed it once."
+    return ((a * a).sum(1)[:, None] + ((b * b).sum(1) if bb is None else bb)[None, :] - 2 * a @ b.T).clamp_min(0)
 
 def _mean_sqdist(a:torch.Tensor, b:torch.Tensor) -> torch.Tensor:
     "Mean of `_sqdist(a, b)` in O((n + m) d), without the matrix."
@@ -378,15 +378,16 @@ def anneal_schedule(step:int, # current optimisation step
 # %% ../nbs/14_latent_gw.ipynb #tilerows1
 _TILE_BYTES = 2 << 20        # CPU blocks of the cost matrix and its temporaries: they stay in a core's L2 cache, no large allocation per pass
 _ONE_BLOCK_BYTES = 48 << 20  # up to this size a single block is kept (and reused by every iteration)
+_TILE_MIN_ROWS = 16         # rows per block at least: each block also costs a pass over the other side (m values)
 
 def _tile_rows(n:int, row_bytes:int, memory_budget:int|None, device) -> int:
     """Rows per block of a blockwise pass over a cost matrix: within `memory_budget`; on the CPU the whole matrix when it
-    takes at most `_ONE_BLOCK_BYTES`, else blocks of `_TILE_BYTES`. Sinkhorn, 20 iterations, one thread, float32: 12,000 x
+    takes at most `_ONE_BLOCK_BYTES`, else blocks of `_TILE_BYTES` (at least `_TILE_MIN_ROWS` rows). Sinkhorn, 20 iterations, one thread, float32: 12,000 x
     12,000 58 s in blocks of the 512 MiB default budget, 15 s in 2 MiB ones (20 s in 8 MiB); 3,000 x 3,000 1.81 s in one
     block, 0.90 s in 2 MiB ones; 2,000 x 2,000 0.27 s in one block (reused), 0.39 s in 2 MiB ones."""
     rows = chunk_rows(n, row_bytes, memory_budget)
     if torch.device(device).type != 'cpu' or (rows >= n and n * row_bytes <= _ONE_BLOCK_BYTES): return rows
-    return min(rows, max(1, _TILE_BYTES // max(1, row_bytes)))
+    return min(rows, max(_TILE_MIN_ROWS, _TILE_BYTES // max(1, row_bytes)))
 
 # %% ../nbs/14_latent_gw.ipynb #cac22cd7
 def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common space
@@ -411,12 +412,13 @@ def sinkhorn_potentials(ex:torch.Tensor, # (n, k) first side, in the common spac
         return r[0], r[1], scale, r[2]
     rows = _tile_rows(n, 3 * m * ex.element_size(), memory_budget, ex.device)
     K1 = -_sqdist(ex, ey) / (scale * eps) if rows >= n else None     # one block: the cost is computed once, not per iteration
+    yy, S = (ey * ey).sum(1), torch.empty(m, dtype=ex.dtype, device=ex.device)
     for it in range(n_iter):
-        S = torch.full((m,), -float('inf'), dtype=ex.dtype, device=ex.device)
+        S.fill_(-float('inf'))           # in place, as every block's result below: no allocation outlives its block
         for i0 in range(0, n, rows):
-            K = K1 if K1 is not None else -_sqdist(ex[i0:i0 + rows], ey) / (scale * eps)
+            K = K1 if K1 is not None else -_sqdist(ex[i0:i0 + rows], ey, yy) / (scale * eps)
             f[i0:i0 + rows] = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)
-            S = torch.logaddexp(S, _logsumexp(K + (la + f[i0:i0 + rows] / eps)[:, None], 0))
+            torch.logaddexp(S, _logsumexp(K + (la + f[i0:i0 + rows] / eps)[:, None], 0), out=S)
         err = float((torch.exp(lb + g / eps + S) - math.exp(lb)).abs().sum())
         g = -eps * S
         if err < tol: break
@@ -447,12 +449,17 @@ class Coupling:
     def shape(self): return (self.ex.shape[0], self.ey.shape[0])
 
     def _out(self, t): return to_like(t, self.numpy)
+    def _blocks(self):
+        "(start, end, log P) of each block of rows; blockwise passes write their results into tensors allocated before (a list of many small\n        results between large freed blocks fragments the heap: 20,000 x 20,000 in 4-row blocks grew past 20 GiB)."
+        r, yy = self._rows(), (self.ey * self.ey).sum(1)
+        for i in range(0, self.shape[0], r): yield i, min(i + r, self.shape[0]), self._logp(i, i + r, yy)
+
     def _rows(self): return _tile_rows(self.shape[0], 3 * self.shape[1] * self.ex.element_size(), self.memory_budget, self.ex.device)
 
-    def _logp(self, i0:int, i1:int) -> torch.Tensor:
-        "log P for rows i0:i1."
+    def _logp(self, i0:int, i1:int, yy:torch.Tensor|None=None) -> torch.Tensor:
+        "log P for rows i0:i1 (`yy`: the squared norms of `ey`, when a blockwise pass computed them once)."
         n, m = self.shape
-        C = _sqdist(self.ex[i0:i1], self.ey) / self.scale
+        C = _sqdist(self.ex[i0:i1], self.ey, yy) / self.scale
         return (self.f[i0:i1, None] + self.g[None, :] - C) / self.eps - math.log(n) - math.log(m)
 
     def __repr__(self): return f"Coupling({self.shape[0]}x{self.shape[1]}, eps={self.eps:g}, iterations={self.n_iter})"
@@ -484,8 +491,9 @@ def __array__(self:Coupling, dtype=None, copy=None):
 @patch
 def match(self:Coupling):
     "For each row of the first side, the index of its heaviest partner in the plan (n,)."
-    r = self._rows()
-    return self._out(torch.cat([self._logp(i, i + r).argmax(1) for i in range(0, self.shape[0], r)]))
+    out = torch.empty(self.shape[0], dtype=torch.long, device=self.ex.device)
+    for i, j, lp in self._blocks(): out[i:j] = lp.argmax(1)
+    return self._out(out)
 
 # %% ../nbs/14_latent_gw.ipynb #8443151d
 @patch
@@ -499,8 +507,9 @@ def barycentric(self:Coupling, target=None): # (m, d) values attached to the sec
     T = self.ey if target is None else as_tensor(target, 'target')[0].to(self.ey.device, self.ey.dtype)
     if T.shape[0] != self.shape[1]:
         raise ValueError(f"`target` has {T.shape[0]} rows, expected {self.shape[1]} (the second side)")
-    r = self._rows()
-    return self._out(torch.cat([torch.softmax(self._logp(i, i + r), 1) @ T for i in range(0, self.shape[0], r)]))
+    out = torch.empty((self.shape[0], *T.shape[1:]), dtype=self.ey.dtype, device=self.ex.device)
+    for i, j, lp in self._blocks(): out[i:j] = torch.softmax(lp, 1) @ T
+    return self._out(out)
 
 # %% ../nbs/14_latent_gw.ipynb #a627a894
 class LearnedGW(TensorState):
@@ -971,8 +980,7 @@ def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training
     e = self._eps_mean(e, ex, ey, memory_budget)        # the Coupling holds ε relative to the mean cost
     f, g, scale, it = sinkhorn_potentials(ex, ey, e, n_iter, tol, memory_budget)
     cp = Coupling(ex, ey, f, g, e, scale, it, memory_budget, numpy=isinstance(x, np.ndarray), model=self)
-    r = cp._rows()
-    mass = float(sum(cp._logp(i, i + r).exp().sum() for i in range(0, cp.shape[0], r)))
+    mass = sum(float(lp.exp().sum()) for _, _, lp in cp._blocks())
     if not abs(mass - 1) <= 1e-4:
         raise ValueError(f"`eps`={e:g} gives a numerically unstable plan (total mass {mass:.3g}, not 1): use a larger `eps` (in the units of `eps_end`)")
     return cp
