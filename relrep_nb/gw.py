@@ -55,17 +55,18 @@ def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
     la, lb = -math.log(n), -math.log(m)
     f = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)      # the first half-iteration, in the log domain
     E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
-    u, v = torch.ones(n, dtype=K.dtype, device=K.device), torch.ones(m, dtype=K.dtype, device=K.device)
+    uv = torch.ones(n + m, dtype=K.dtype, device=K.device); u, v = uv[:n], uv[n:]   # views of one vector: one min/max checks both
     for it in range(n_iter):   # in-place scalar steps: at n ~ 200 each iteration is a handful of tiny ops, their count is its cost
-        if it: u = torch.mv(E, v).mul_(n).clamp_min_(1e-300).reciprocal_()
-        v, v0 = torch.mv(E.T, u).mul_(m).clamp_min_(1e-300).reciprocal_(), v
+        if it: torch.mv(E, v, out=u).mul_(n).clamp_min_(1e-300).reciprocal_()
+        v0 = v.clone() if tol is not None else None
+        torch.mv(E.T, u, out=v).mul_(m).clamp_min_(1e-300).reciprocal_()
         if tol is not None and float((v0 / v - 1).abs().sum()) / m < tol: break
         if tol is None and it % 5 == 4 and float((u * (E @ v) * n).log().abs().max()) < 1e-3: break
-        (ul, uh), (vl, vh) = torch.aminmax(u), torch.aminmax(v)          # |log| > 30 at either end: absorb into the potentials
-        if max(float(uh), float(vh)) > _E30 or min(float(ul), float(vl)) < 1 / _E30:
+        lo, hi = torch.aminmax(uv)                                         # |log| > 30 at either end: absorb into the potentials
+        if float(hi) > _E30 or float(lo) < 1 / _E30:
             f, g = f + eps * u.log(), g + eps * v.log()
             E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
-            u, v = torch.ones_like(u), torch.ones_like(v)
+            uv.fill_(1.)
     f, g = f + eps * u.log(), g + eps * v.log()
     return (f, g, it + 1) if bool(torch.isfinite(f).all() and torch.isfinite(g).all()) else None
 
