@@ -451,7 +451,9 @@ class Coupling:
 
     def _out(self, t): return to_like(t, self.numpy)
     def _blocks(self):
-        "(start, end, log P) of each block of rows; blockwise passes write their results into tensors allocated before (a list of many small\n        results between large freed blocks fragments the heap: 20,000 x 20,000 in 4-row blocks grew past 20 GiB)."
+        """(start, end, log P) of each block of rows. Blockwise passes write their results into tensors allocated before:
+        a list of many small results between large freed blocks fragments the heap (20,000 x 20,000 in 4-row blocks grew
+        past 20 GiB)."""
         r, yy = self._rows(), (self.ey * self.ey).sum(1)
         for i in range(0, self.shape[0], r): yield i, min(i + r, self.shape[0]), self._logp(i, i + r, yy)
 
