@@ -27,13 +27,34 @@ paired per-cell difference; otherwise the default stays. Digits is then run once
 tests of tests/test_gw_direct.py).
 
     python bench/gw_direct_generalisation.py bench/results/gw_direct_generalisation.json [--jobs 2]
+
+Measured (one thread per fit, two fits at a time): no candidate lowers the unseen FOSCTTM. Default 0.0198 (training
+exact 1.00 / 1.00 / 1.00 / 0.40 on cancer / mixture / clusters32 / clusters64); weight_decay 0.1 0.0205, 0.3 0.0207,
+1.0 0.0359, 3.0 0.238 (training matches lost: exact 0.05-0.15); hidden 64 0.0389, hidden 32 0.0342. The default stays,
+and digits was not run on any candidate. Condition (i) as written could not be met by any candidate on `clusters64`,
+where the default itself matches only 0.40 of the training pairs (200 isotropic points in 64 dimensions); it did not
+decide anything here, since no candidate passed (ii) either.
+
+The narrower networks carry unseen samples worse, so a second study, `width`, asks whether wider ones carry them
+better. Rule, fixed before its run (after the first study's): among hidden=256 and hidden=512 (3 layers, everything else
+the default), adopt the one with the lowest mean unseen FOSCTTM over the same 12 cells, provided that (i) its training
+exact-match rate averages at least the default's minus 0.02 on every dataset and (ii) its mean is below the default's by
+more than 2 standard errors of the paired per-cell difference; otherwise the default stays. The default's cells are
+read from the first study's file (the fits are deterministic at one thread). Digits is then run once, on the chosen
+setting only.
+
+    python bench/gw_direct_generalisation.py bench/results/gw_direct_width.json --jobs 2 --study width \
+        --base bench/results/gw_direct_generalisation.json
 """
 import json, math, sys, time
 from concurrent.futures import ProcessPoolExecutor
 import numpy as np, torch
 
-CANDIDATES = [dict(), dict(weight_decay=0.1), dict(weight_decay=0.3), dict(weight_decay=1.0), dict(weight_decay=3.0),
-              dict(hidden=64), dict(hidden=32)]
+STUDIES = {'regularise': [dict(), dict(weight_decay=0.1), dict(weight_decay=0.3), dict(weight_decay=1.0),
+                          dict(weight_decay=3.0), dict(hidden=64), dict(hidden=32)],
+           'width': [dict(), dict(hidden=256), dict(hidden=512)]}
+STUDY = sys.argv[sys.argv.index('--study') + 1] if '--study' in sys.argv else 'regularise'
+CANDIDATES = STUDIES[STUDY]
 DATASETS, SEEDS, N_TRAIN = ('cancer', 'mixture', 'clusters32', 'clusters64'), (0, 1, 2), 200
 
 def dataset(name:str, seed:int) -> np.ndarray:
@@ -75,6 +96,11 @@ def cell(args) -> dict:
     return dict(dataset=name, seed=seed, candidate=ci, params=CANDIDATES[ci], exact=exact, gw=float(m.gw_),
                 unseen_foscttm=foscttm(m.embed_x(X[te]), m.embed_y(Y[te])), cpu_seconds=cpu)
 
+def matches(ex:dict, summ:list) -> bool:
+    "Condition (i): the training exact-match rates `ex` (dataset -> mean) are high enough (`summ[0]` is the default's summary)."
+    if STUDY == 'regularise': return min(ex.values()) >= 0.95
+    return all(ex[d] >= summ[0]['exact'][d] - 0.02 for d in DATASETS)
+
 def choose(rows:list) -> dict:
     "Apply the rule: the chosen candidate index, with each candidate's summary."
     by = {(r['candidate'], r['dataset'], r['seed']): r for r in rows}
@@ -87,18 +113,21 @@ def choose(rows:list) -> dict:
         se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if ci else 0.
         summ.append(dict(candidate=ci, params=CANDIDATES[ci], unseen_foscttm=float(f.mean()), diff=float(diff.mean()), diff_se=se,
                          exact=ex, cpu_seconds=float(np.mean([by[ci, d, s]['cpu_seconds'] for d, s in keys])),
-                         eligible=ci == 0 or (min(ex.values()) >= 0.95 and diff.mean() < -2 * se)))
+                         eligible=ci == 0 or (matches(ex, summ) and diff.mean() < -2 * se)))
     best = min((s for s in summ if s['eligible']), key=lambda s: s['unseen_foscttm'])
     return dict(chosen=best['candidate'], chosen_params=best['params'], summary=summ)
 
 if __name__ == '__main__':
     out = sys.argv[1]; jobs = int(sys.argv[sys.argv.index('--jobs') + 1]) if '--jobs' in sys.argv else 1
-    tasks = [(d, s, ci) for ci in range(len(CANDIDATES)) for d in DATASETS for s in SEEDS]
-    rows = []
+    base = json.load(open(sys.argv[sys.argv.index('--base') + 1]))['rows'] if '--base' in sys.argv else []
+    rows = [r for r in base if r['candidate'] == 0]
+    tasks = [(d, s, ci) for ci in range(len(CANDIDATES)) for d in DATASETS for s in SEEDS if not (ci == 0 and rows)]
     with ProcessPoolExecutor(jobs) as ex:
         for r in ex.map(cell, tasks):
             rows.append(r); print(json.dumps(r), flush=True)
-    res = dict(rule=__doc__.split('Rule, fixed before the run: ')[1].split('\n\n')[0], rows=rows, **choose(rows))
+    rule = __doc__.split('Rule, fixed before the run: ')[1].split('\n\n')[0] if STUDY == 'regularise' else \
+        __doc__.split('Rule, fixed before its run ')[1].split('\n\n')[0]
+    res = dict(study=STUDY, rule=rule, rows=rows, **choose(rows))
     json.dump(res, open(out, 'w'), indent=1)
     for s in res['summary']: print(s)
     print('chosen:', res['chosen_params'])
