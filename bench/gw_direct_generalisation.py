@@ -113,7 +113,7 @@ def choose(rows:list) -> dict:
         se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if ci else 0.
         summ.append(dict(candidate=ci, params=CANDIDATES[ci], unseen_foscttm=float(f.mean()), diff=float(diff.mean()), diff_se=se,
                          exact=ex, cpu_seconds=float(np.mean([by[ci, d, s]['cpu_seconds'] for d, s in keys])),
-                         eligible=ci == 0 or (matches(ex, summ) and diff.mean() < -2 * se)))
+                         eligible=bool(ci == 0 or (matches(ex, summ) and diff.mean() < -2 * se))))
     best = min((s for s in summ if s['eligible']), key=lambda s: s['unseen_foscttm'])
     return dict(chosen=best['candidate'], chosen_params=best['params'], summary=summ)
 
