@@ -16,9 +16,9 @@ from .core import (as_tensor, to_like, chunk_rows, check_int, check_seed, check_
 from .base import check_device, renamed_kwargs, _build_matching
 
 # %% auto #0
-__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian', 'dirichlet_energy',
-           'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw', 'anneal_schedule', 'sinkhorn_potentials',
-           'Coupling', 'LearnedGW', 'select_config', 'align_k', 'align']
+__all__ = ['COARSE_STARTS', 'SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'log_sinkhorn', 'gw_loss', 'rank_distances', 'knn_laplacian',
+           'dirichlet_energy', 'graph_distances', 'clustered_pair', 'pot_entropic_gw', 'scot_gw', 'anneal_schedule',
+           'sinkhorn_potentials', 'Coupling', 'LearnedGW', 'coarse_plan', 'select_config', 'align_k', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #bebd42a4
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -550,12 +550,14 @@ class LearnedGW(TensorState):
                  progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
                  prune_restarts:float|None=None, # after this fraction of `n_steps` only the restart of lowest GW loss goes on (the others stop there); None: every restart runs all its steps
                  tol:float|None=None, # early stopping: after the annealing, a restart stops once the GW loss at a plan update improved by less than `tol` (relative) on the previous one; None: all `n_steps`
+                 coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
         self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
         self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
         self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = objective, spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
+        self.coarse_start = coarse_start
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -578,6 +580,9 @@ def _check_params(self:LearnedGW):
     check_float(self.anneal, 'anneal', 0, 1); check_float(self.spectral_reg, 'spectral_reg', 0); check_float(self.weight_decay, 'weight_decay', 0); check_device(self.device)
     if self.tol is not None: check_float(self.tol, 'tol', 0)
     if self.prune_restarts is not None: check_float(self.prune_restarts, 'prune_restarts', 0, 1, low_open=True)
+    if self.coarse_start is not None:
+        check_int(self.coarse_start, 'coarse_start', min=2)
+        if self.objective != 'fixed_point': raise ValueError(f"`coarse_start` starts a fixed-point restart: it needs objective='fixed_point', got {self.objective!r}")
     if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
         raise TypeError(f"`progress` must be None or a bool, got {type(self.progress).__name__} {self.progress!r}")
 
@@ -615,7 +620,12 @@ def _progress_bar(self:LearnedGW):
     "The fit's tqdm bar over all restarts' steps (None for progress=False; progress=None: it appears once fitting has lasted 2 s)."
     if self.progress is False: return None
     from tqdm.auto import tqdm
-    return tqdm(total=self.n_restarts * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
+    return tqdm(total=self._n_runs() * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
+
+@patch
+def _n_runs(self:LearnedGW) -> int:
+    "Training runs of a fit: the random restarts, and the coarse-started one when `coarse_start` is set."
+    return self.n_restarts + (self.coarse_start is not None)
 
 
 # %% ../nbs/14_latent_gw.ipynb #86abe1c5
@@ -786,10 +796,60 @@ class _Adam:
             v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
             p.addcdiv_(m, (v.sqrt() / bc2_sqrt).add_(self.eps), value=-step_size)
 
+# %% ../nbs/14_latent_gw.ipynb #coarse02
+COARSE_STARTS = 20   # starts of the coarse GW problem: the product plan and 19 random plans
+
+def coarse_plan(Dx:torch.Tensor, # (n, n) distances among the first side's samples
+                Dy:torch.Tensor, # (m, m) distances among the second side's samples
+                n_clusters:int=64, # clusters per side (at most the samples of the smaller side)
+                seed:int=0, # seeds the clustering and the random starts
+                n_starts:int=COARSE_STARTS, # starts of the coarse solver; the plan of lowest coarse GW loss is kept
+               ) -> torch.Tensor: # (n, m) coupling, float64, uniform within each pair of clusters
+    "A global solution of a coarse GW problem: k-means clusters of each side's rows of distances, POT's exact GW between their medoids (weighted by cluster size) from `n_starts` starts, the best plan lifted to the samples."
+    try:
+        import ot
+        from sklearn.cluster import KMeans
+    except ImportError as e:
+        raise ImportError(f"`coarse_plan` (LearnedGW's `coarse_start`) needs POT and scikit-learn, and {e.name} is missing: "
+                          "pip install 'relrep_nb[sc]'") from e
+    check_int(n_clusters, 'n_clusters', min=2); check_int(n_starts, 'n_starts', min=1); check_seed(seed, 'seed')
+    Dx, Dy = (torch.as_tensor(D).detach().double().cpu().numpy() for D in (Dx, Dy))
+    for D, nm in ((Dx, 'Dx'), (Dy, 'Dy')):
+        if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] < 2: raise ValueError(f"`{nm}` must be a square distance matrix of at least 2 samples, got shape {D.shape}")
+        if not np.isfinite(D).all(): raise ValueError(f"`{nm}` contains NaN or inf")
+    k, sides = min(n_clusters, len(Dx), len(Dy)), []
+    for D in (Dx, Dy):
+        with warnings.catch_warnings():      # fewer distinct rows than clusters: k-means says so and keeps fewer
+            warnings.simplefilter('ignore')
+            lab = KMeans(k, n_init=1, random_state=seed).fit(D).labels_
+        _, lab = np.unique(lab, return_inverse=True)                 # the non-empty clusters, numbered 0..
+        cnt = np.bincount(lab)
+        med = np.array([np.flatnonzero(lab == c)[np.argmin(D[np.ix_(lab == c, lab == c)].sum(1))] for c in range(len(cnt))])
+        sides.append((lab, cnt, D[np.ix_(med, med)], cnt / len(lab)))
+    (lx, nx, Cx, wx), (ly, ny, Cy, wy) = sides
+    rng, best = np.random.default_rng(seed), None
+    for s in range(n_starts):
+        G0 = np.outer(wx, wy) if s == 0 else ot.sinkhorn(wx, wy, rng.random((len(wx), len(wy))), 0.5)   # a random coupling
+        T, log = ot.gromov.gromov_wasserstein(Cx, Cy, wx, wy, 'square_loss', G0=G0, log=True)
+        if best is None or log['gw_dist'] < best[0]: best = (log['gw_dist'], T)
+    P = best[1][lx][:, ly] / (nx[lx][:, None] * ny[ly][None, :])
+    return torch.as_tensor(P / P.sum())
+
+
+# %% ../nbs/14_latent_gw.ipynb #coarse04
+def _coarse_target(Dx:torch.Tensor, Dy:torch.Tensor, n_clusters:int, seed:int) -> tuple:
+    "The fixed-point target (as `_plan_target`'s) and the GW loss of `coarse_plan` between the batch distances `Dx`, `Dy`."
+    with torch.no_grad():
+        P = coarse_plan(Dx, Dy, n_clusters, seed).to(device=Dx.device, dtype=Dx.dtype)
+        loss, M = _gw_parts(P, Dx, Dy)
+        G = _double_center(-2 * M)
+        return G / G.norm().clamp_min(1e-12), loss
+
+
 # %% ../nbs/14_latent_gw.ipynb #b7578722
 @patch
-def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None):
-    "One training run from the initialisation `seed`, step by step: a generator that yields (f, g, history so far) after each step and returns (f, g, history (steps, 3): step, ε, GW loss of the batch)."
+def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:bool=False):
+    "One training run from the initialisation `seed` (`coarse`: its first fixed-point target from `coarse_plan` of the first batch), step by step: a generator that yields (f, g, history so far) after each step and returns (f, g, history (steps, 3): step, ε, GW loss of the batch)."
     c, dev = self.get_params(), xs.device
     with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
         torch.manual_seed(seed)
@@ -813,7 +873,9 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None):
                 xb, yb = xs[ix], ys[iy]
                 Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
                 if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
-            if c['objective'] == 'fixed_point':
+            if c['objective'] == 'fixed_point' and coarse and step == 0:
+                G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
+            elif c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
         if direct is not None: v = w
@@ -892,7 +954,7 @@ def _prepare(self:LearnedGW, x, y) -> dict:
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
        ) -> LearnedGW:
-    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (`prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (random ones, and the coarse-started one with `coarse_start`; `prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
 
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
     >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
@@ -902,10 +964,11 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     self._check_params()
     p = self._prepare(x, y); seed, xs, ys = int(self.seed), p['xs'], p['ys']
     bar = self._progress_bar()
-    runs = [self._fit_run(xs, ys, p['mx'], p['my'], p['Gx'], p['Gy'], seed + r, bar) for r in range(self.n_restarts)]
+    runs = [self._fit_run(xs, ys, p['mx'], p['my'], p['Gx'], p['Gy'], seed + r, bar, coarse=r == self.n_restarts) for r in range(self._n_runs())]
     recs = self._run_restarts(runs, lambda f, g: self._restart_gw(f, g, xs[p['sx']], ys[p['sy']], p['Sx'], p['Sy']), bar)
     if bar is not None: bar.close()
-    self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned']) for r, o in enumerate(recs)]
+    self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned'], start='coarse' if r == self.n_restarts else 'random')
+                      for r, o in enumerate(recs)]
     best = min((o for o in recs if not o['pruned']), key=lambda o: o['gw'])      # the first of the lowest, as before
     self.gw_, self.f_, self.g_, self.history_ = best['gw'], best['f'], best['g'], best['hist']
     self.f_.eval(); self.g_.eval()
