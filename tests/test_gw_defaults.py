@@ -40,9 +40,10 @@ def test_align_common_coordinates_match_pot_on_scgem():
     assert ours <= pot + 0.02, (ours, pot)
 
 @pytest.mark.skipif('slow' not in os.environ.get('RELREP_NB_TEST_FLAGS', '').split(), reason='slow: RELREP_NB_TEST_FLAGS=slow runs it')
-@pytest.mark.xfail(strict=False, reason='measured: align 0.28-0.31 vs POT 0.39 mean 5-NN label transfer; both swap cell types on 2 of 3 splits')
 def test_align_defaults_transfer_labels_like_pot(pair):
-    """Held-out PBMC pair, 3 splits: `align`'s mean 5-NN label transfer in X_gw is within 0.05 of POT's under SCOT's protocol."""
+    """Held-out PBMC pair, 3 splits: `align`'s mean 5-NN label transfer in X_gw is within 0.05 of POT's under SCOT's protocol.
+    (With three random restarts only, both swapped cell types on 2 of 3 splits: 0.31 vs 0.39; the coarse-started restart,
+    chosen on other data, measured 0.69.)"""
     from relrep_nb.gw import align_k, scot_gw
     ours, pot = [], []
     for s in (0, 1, 2):
@@ -53,3 +54,16 @@ def test_align_defaults_transfer_labels_like_pot(pair):
         r = scot_gw(x, y, k=align_k(len(x), len(y)), epsilons=(1e-3, 5e-3, 1e-2), select='gw')
         pot.append((knn_labels(r['x_aligned'], r['y'], lx) == ly).mean())
     assert np.mean(ours) >= np.mean(pot) - 0.05, (ours, pot)
+
+def test_align_coarse_start_leaves_a_cell_line_swap():
+    """Unpaired halves of SNARE-seq (split 1 of `bench/gw_coarse_start.py`: disjoint cells, RNA of one half, ATAC of the
+    other): three random restarts swap cell lines there (5-NN label transfer 0.03), the coarse-started restart of the
+    defaults does not (measured 0.85), and it is kept by the training GW loss alone."""
+    from relrep_nb.experiments.latent_gw import _load_pair
+    x, y, ct = _load_pair('snareseq', None, 0)
+    p = np.random.default_rng(501).permutation(len(x)); h = len(x) // 2
+    A, B = anndata.AnnData(X=x[p[:h]]), anndata.AnnData(X=y[p[h:]])
+    plan = align(A, B, seed=1, progress=False)
+    kept = min((r for r in plan.model.restarts_ if not r['pruned']), key=lambda r: r['gw'])
+    acc = (knn_labels(A.obsm['X_gw'], B.obsm['X_gw'], ct[p[:h]]) == ct[p[h:]]).mean()
+    assert kept['start'] == 'coarse' and acc >= 0.6, (kept, acc)
