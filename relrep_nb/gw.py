@@ -553,11 +553,9 @@ class LearnedGW(TensorState):
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
-        self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank = dim, hidden, n_layers, metric, k, rank
-        self.normalize, self.n_components, self.eps_start, self.eps_end, self.anneal = normalize, n_components, eps_start, eps_end, anneal
-        self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts = n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts
-        self.objective, self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = objective, spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
-        self.coarse_start = coarse_start
+        self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
+        self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
+        self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -586,6 +584,8 @@ def _check_params(self:LearnedGW):
     if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
         raise TypeError(f"`progress` must be None or a bool, got {type(self.progress).__name__} {self.progress!r}")
 
+
+# %% ../nbs/14_latent_gw.ipynb #epsrange1
 @patch
 def _eps_range(self:LearnedGW) -> tuple[float, float]:
     "(eps_start, eps_end) with None resolved by objective: (1.0, 0.05) for 'fixed_point', (10.0, 0.003) for 'direct'."
@@ -805,7 +805,12 @@ def coarse_plan(Dx:torch.Tensor, # (n, n) distances among the first side's sampl
                 seed:int=0, # seeds the clustering and the random starts
                 n_starts:int=COARSE_STARTS, # starts of the coarse solver; the plan of lowest coarse GW loss is kept
                ) -> torch.Tensor: # (n, m) coupling, float64, uniform within each pair of clusters
-    "A global solution of a coarse GW problem: k-means clusters of each side's rows of distances, POT's exact GW between their medoids (weighted by cluster size) from `n_starts` starts, the best plan lifted to the samples."
+    """A global solution of a coarse GW problem: k-means clusters of each side's rows of distances, POT's exact GW between their medoids (weighted by cluster size) from `n_starts` starts, the best plan lifted to the samples.
+
+    >>> D = torch.tensor([[0., 1., 4.], [1., 0., 3.], [4., 3., 0.]])
+    >>> coarse_plan(D, D[[2, 0, 1]][:, [2, 0, 1]], n_clusters=3).argmax(1).tolist()   # the second side is the first, reordered
+    [1, 2, 0]
+    """
     try:
         import ot
         from sklearn.cluster import KMeans
@@ -873,8 +878,7 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
                 xb, yb = xs[ix], ys[iy]
                 Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
                 if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
-            if c['objective'] == 'fixed_point' and coarse and step == 0:
-                G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
+            if c['objective'] == 'fixed_point' and coarse and step == 0: G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
             elif c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
         total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
