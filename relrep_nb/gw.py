@@ -738,15 +738,18 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
 
 
 # %% ../nbs/14_latent_gw.ipynb #b6b23182
+def _gw_target(P:torch.Tensor, Dx:torch.Tensor, Dy:torch.Tensor) -> tuple:
+    "(fixed-point target: the double-centred GW gradient at the plan `P`, of unit norm; GW loss of `P`)."
+    loss, M = _gw_parts(P, Dx, Dy)
+    G = _double_center(-2 * M)
+    return G / G.norm().clamp_min(1e-12), loss
+
 def _plan_target(f, g, xb, yb, Dx, Dy, eps:float, v, n_iter:int) -> tuple:
     "At the current plan: the double-centred GW gradient, normalised (the fixed-point target), the GW loss, the Sinkhorn scaling."
     with torch.no_grad():
         C0 = _sqdist(f(xb), g(yb))
         P, v = _kernel_sinkhorn(C0 / C0.mean().clamp_min(1e-12), eps, v, n_iter)
-        P = P.to(Dx.dtype)
-        loss, M = _gw_parts(P, Dx, Dy)
-        G = _double_center(-2 * M)
-        G = G / G.norm().clamp_min(1e-12)
+        G, loss = _gw_target(P.to(Dx.dtype), Dx, Dy)
     return G, loss, v
 
 def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
@@ -844,11 +847,7 @@ def coarse_plan(Dx:torch.Tensor, # (n, n) distances among the first side's sampl
 # %% ../nbs/14_latent_gw.ipynb #coarse04
 def _coarse_target(Dx:torch.Tensor, Dy:torch.Tensor, n_clusters:int, seed:int) -> tuple:
     "The fixed-point target (as `_plan_target`'s) and the GW loss of `coarse_plan` between the batch distances `Dx`, `Dy`."
-    with torch.no_grad():
-        P = coarse_plan(Dx, Dy, n_clusters, seed).to(device=Dx.device, dtype=Dx.dtype)
-        loss, M = _gw_parts(P, Dx, Dy)
-        G = _double_center(-2 * M)
-        return G / G.norm().clamp_min(1e-12), loss
+    with torch.no_grad(): return _gw_target(coarse_plan(Dx, Dy, n_clusters, seed).to(device=Dx.device, dtype=Dx.dtype), Dx, Dy)
 
 
 # %% ../nbs/14_latent_gw.ipynb #b7578722
