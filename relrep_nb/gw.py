@@ -531,7 +531,7 @@ class LearnedGW(TensorState):
                  metric:str='euclidean', # intra-domain distances: "euclidean" (raw features; L2-normalised rows for normalize="l2", principal coordinates for "pca") or "geodesic" (SCOT's kNN graph on the training set)
                  k:int=30, # kNN graph size for metric="geodesic" and for the spectral regulariser's graphs
                  rank:bool=False, # match distance ranks instead of distances (the single-cell objective)
-                 normalize:str|None='standard', # preprocessing: "standard" (z-score, fitted), "pca" (per-side principal components, whitened for the networks, fitted), "l2" (rows), None
+                 normalize:str|None='auto', # preprocessing: "auto" ("pca" for objective="direct", "standard" for "fixed_point"), "standard" (z-score, fitted), "pca" (per-side principal components, whitened for the networks, fitted), "l2" (rows), None
                  n_components:int=32, # principal components kept per side for normalize="pca"
                  eps_start:float|None=None, # ε at the start of the annealing; None: 1.0 for "fixed_point" (relative to the mean cost), 10.0 for "direct" (relative to the cost's standard deviation)
                  eps_end:float|None=None, # ε after annealing, also the default ε of `coupling` and of the restarts' GW loss (in the units of `eps_start`); None: 0.05 for "fixed_point", 0.003 for "direct"
@@ -567,7 +567,7 @@ class LearnedGW(TensorState):
 def _check_params(self:LearnedGW):
     "Validate the parameters (when `fit` starts, and on a loaded file): a `ValueError`/`TypeError` naming the parameter."
     check_choice(self.metric, 'metric', ('euclidean', 'geodesic'))
-    check_choice(self.normalize, 'normalize', ('standard', 'pca', 'l2', None))
+    check_choice(self.normalize, 'normalize', ('auto', 'standard', 'pca', 'l2', None))
     check_choice(self.objective, 'objective', ('fixed_point', 'direct'))
     for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
         check_int(getattr(self, nm), nm, min=1)
@@ -591,6 +591,11 @@ def _eps_range(self:LearnedGW) -> tuple[float, float]:
     "(eps_start, eps_end) with None resolved by objective: (1.0, 0.05) for 'fixed_point', (10.0, 0.003) for 'direct'."
     d = (10.0, 0.003) if self.objective == 'direct' else (1.0, 0.05)
     return (d[0] if self.eps_start is None else float(self.eps_start), d[1] if self.eps_end is None else float(self.eps_end))
+
+@patch
+def _norm(self:LearnedGW) -> str|None:
+    "The preprocessing in effect: `normalize`, with 'auto' resolved by objective: 'pca' for 'direct', 'standard' for 'fixed_point'."
+    return ('pca' if self.objective == 'direct' else 'standard') if self.normalize == 'auto' else self.normalize
 
 @patch
 def _eps_mean(self:LearnedGW, eps:float, ex:torch.Tensor, ey:torch.Tensor, memory_budget:int|None=None) -> float:
@@ -644,9 +649,9 @@ def _side_input(self:LearnedGW, v, name:str, side:str) -> tuple[torch.Tensor, bo
 @patch
 def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     "Apply the fitted preprocessing of `side` ('x' or 'y')."
-    if self.normalize == 'standard': return (t - self.stats_[f'mean_{side}']) / self.stats_[f'std_{side}']
-    if self.normalize == 'pca': return self._pcs(t, side) / self.stats_[f'pcstd_{side}']
-    if self.normalize == 'l2': return t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
+    if self._norm() == 'standard': return (t - self.stats_[f'mean_{side}']) / self.stats_[f'std_{side}']
+    if self._norm() == 'pca': return self._pcs(t, side) / self.stats_[f'pcstd_{side}']
+    if self._norm() == 'l2': return t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return t
 
 @patch
@@ -657,7 +662,7 @@ def _pcs(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
 @patch
 def _in_dim(self:LearnedGW, side:str) -> int:
     "Input width of f (side 'x') or g ('y') after preprocessing."
-    return self.stats_[f'pcs_{side}'].shape[0] if self.normalize == 'pca' else self.stats_[f'd{side}']
+    return self.stats_[f'pcs_{side}'].shape[0] if self._norm() == 'pca' else self.stats_[f'd{side}']
 
 # %% ../nbs/14_latent_gw.ipynb #16d0bdd9
 def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -681,7 +686,7 @@ def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
     for s, t in (('x', tx), ('y', ty)):
         self.stats_[f'mean_{s}'] = t.mean(0)
         self.stats_[f'std_{s}'] = t.std(0).clamp_min(1e-6) if t.shape[0] > 1 else torch.ones_like(t[0])
-        if self.normalize == 'pca': self.stats_[f'pcs_{s}'], self.stats_[f'pcstd_{s}'] = _pca_stats(t, self.n_components)
+        if self._norm() == 'pca': self.stats_[f'pcs_{s}'], self.stats_[f'pcstd_{s}'] = _pca_stats(t, self.n_components)
 
 @patch
 def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
@@ -690,7 +695,7 @@ def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
     # the metric spaces: raw features, rows L2-normalised for normalize="l2", the top principal coordinates for "pca"
     # (a rotation and a truncation; the networks see them whitened), never z-scored ones (per-feature scaling would
     # distort the geometry the GW loss compares)
-    mx, my = (xs, ys) if self.normalize == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self.normalize == 'pca' else (tx, ty)
+    mx, my = (xs, ys) if self._norm() == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self._norm() == 'pca' else (tx, ty)
     if self.metric != 'geodesic': return xs, ys, mx, my, None, None
     Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=tx.device) for s in (mx, my))
     return xs, ys, mx, my, Gx, Gy
@@ -1206,8 +1211,8 @@ def metric_space(self:LearnedGW, v, # samples of `side` (new ones too)
     """
     check_choice(side, 'side', ('x', 'y'))
     t, was_numpy = self._side_input(v, 'v', side)
-    if self.normalize == 'l2': out = self._preprocess(t, side)
-    elif self.normalize == 'pca': out = self._pcs(t, side) * self.stats_.get(f'scale_{side}', 1.0)
+    if self._norm() == 'l2': out = self._preprocess(t, side)
+    elif self._norm() == 'pca': out = self._pcs(t, side) * self.stats_.get(f'scale_{side}', 1.0)
     else: out = t * self.stats_.get(f'scale_{side}', 1.0)
     return out.cpu().numpy() if was_numpy else out
 
@@ -1246,7 +1251,7 @@ def align(adata_x, # AnnData of the first modality
     zy = np.asarray(model.metric_space(y, 'y'), dtype=np.float32)
     adata_y.obsm[key_added] = zy
     zx = np.asarray(cp.barycentric(zy), dtype=np.float32)
-    if model.normalize == 'l2': zx /= np.maximum(np.linalg.norm(zx, axis=1, keepdims=True), 1e-12)   # the mean on the sphere
+    if model._norm() == 'l2': zx /= np.maximum(np.linalg.norm(zx, axis=1, keepdims=True), 1e-12)   # the mean on the sphere
     adata_x.obsm[key_added] = zx
     adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config=model.get_params(), coordinates='metric space of adata_y; adata_x carried onto it by the plan')
     return cp
