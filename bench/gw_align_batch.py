@@ -21,6 +21,10 @@ bundled pbmc68k_reduced; disjoint cells: `pbmc_unpaired`, at most 400 cells per 
 bit-identical) and PBMC with the same 687 cells on both sides and disjoint genes (pairing hidden, FOSCTTM: sides larger
 than 512, so the minibatches act), base vs adopted.
 
+Measured (one thread, AMD EPYC): not adopted. SNARE-seq: CPU 14.9 -> 6.7 s (0.45x), kept GW loss 1.029x base's (seed 0
+lower, seeds 1-2 higher), FOSCTTM 0.160 +- 0.007 -> 0.162 +- 0.003; SNARE-seq halves: GW 1.011x, CPU 1.02x, label transfer
+0.816 -> 0.812; mean GW ratio 1.020 > 1.01. scGEM bit-identical. Base stays; the held-out checks were not run.
+
     python bench/gw_align_batch.py study bench/results/gw_align_batch_study.json       # about 4 CPU-minutes
     python bench/gw_align_batch.py heldout bench/results/gw_align_batch_heldout.json   # about 2 CPU-minutes
 """
