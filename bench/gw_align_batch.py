@@ -25,8 +25,8 @@ Measured (one thread, AMD EPYC): not adopted. SNARE-seq: CPU 14.9 -> 6.7 s (0.45
 lower, seeds 1-2 higher), FOSCTTM 0.160 +- 0.007 -> 0.162 +- 0.003; SNARE-seq halves: GW 1.011x, CPU 1.02x, label transfer
 0.816 -> 0.812; mean GW ratio 1.020 > 1.01. scGEM bit-identical. Base stays; the held-out checks were not run.
 
-    python bench/gw_align_batch.py study bench/results/gw_align_batch_study.json       # about 4 CPU-minutes
-    python bench/gw_align_batch.py heldout bench/results/gw_align_batch_heldout.json   # about 2 CPU-minutes
+    python bench/gw_align_batch.py study bench/results/gw_settings_align_batch.json       # about 4 CPU-minutes
+    python bench/gw_align_batch.py heldout bench/results/gw_settings_align_batch_heldout.json   # about 2 CPU-minutes
 """
 import sys, json, time, numpy as np, torch, anndata
 from threadpoolctl import threadpool_limits

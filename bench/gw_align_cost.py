@@ -24,7 +24,7 @@ ratio to base (per run, averaged per group, then over the four groups) is <= 1.0
 transfer and FOSCTTM are reported, never used. The held-out PBMC pair is then run once, on the adopted setting, against
 POT (`bench/gw.py align --dataset pbmc --seeds 0 1 2 --threads 1`).
 
-    python bench/gw_align_cost.py bench/results/gw_align_cost_study.json     # about 6 CPU-minutes
+    python bench/gw_align_cost.py bench/results/gw_settings_align_schedule.json     # about 6 CPU-minutes
 
 Measured (one thread, AMD EPYC): no candidate eligible, base stays. CPU ratios 0.67-0.81, but the kept GW loss rises:
 mean ratio 1.017 (n_steps=200), 1.027 (n_steps=200,eps_start=1), 1.018 (plan_every=30,prune_restarts=0.5), mostly on
