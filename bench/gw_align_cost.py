@@ -31,12 +31,9 @@ mean ratio 1.017 (n_steps=200), 1.027 (n_steps=200,eps_start=1), 1.018 (plan_eve
 scGEM (1.035-1.076; SNARE-seq 0.995-1.020, SNARE-seq halves 0.983-1.004). Label transfer on scGEM halves fell with every
 candidate (0.513 -> 0.438-0.463).
 """
-import sys, json, time, numpy as np, torch, anndata
+import sys, json, numpy as np, torch
 from threadpoolctl import threadpool_limits
-from relrep_nb.gw import align
-from relrep_nb.metrics import foscttm
-from relrep_nb.experiments.latent_gw import _load_pair, knn_labels
-from gw_coarse_start import halves
+from gw_coarse_start import study_rows
 
 STUDY = {'base': {}, 'n_steps=200': dict(n_steps=200), 'n_steps=200,eps_start=1': dict(n_steps=200, eps_start=1.0),
          'plan_every=30,prune_restarts=0.5': dict(plan_every=30, prune_restarts=0.5)}
@@ -46,24 +43,8 @@ STUDY_RULE = ('eligible: mean CPU <= 0.8 x base in every group, mean kept-GW-los
 
 def study(out):
     torch.set_num_threads(1)
-    rows = []
     import ot  # noqa: F401  (imported once before any timing: every candidate's coarse restart uses POT)
-    for group in ('snareseq halves', 'scgem halves', 'snareseq', 'scgem'):
-        ds, halved = group.split()[0], group.endswith('halves')
-        for s in (range(6) if halved else range(3)):
-            if halved: x, y, lx, ly = halves(ds, s)
-            else:
-                x, y, _ = _load_pair(ds, None, 0)
-                perm = np.random.default_rng(10_000 + s).permutation(len(y)); inv = np.argsort(perm); y = y[perm]
-            for name, kw in STUDY.items():
-                A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
-                c0 = time.process_time(); cp = align(A, B, seed=s, progress=False, **kw); cpu = time.process_time() - c0
-                zx, zy = A.obsm['X_gw'], B.obsm['X_gw']
-                score = float((knn_labels(zx, zy, lx) == ly).mean()) if halved else float(foscttm(zx, zy[inv]))
-                kept = min((r for r in cp.model.restarts_ if not r['pruned']), key=lambda r: r['gw'])
-                rows.append(dict(group=group, seed=s, config=name, gw=float(cp.model.gw_), cpu=cpu, score=score, kept=kept['start'],
-                                 restarts=[(r['start'], float(r['gw']), r['pruned']) for r in cp.model.restarts_]))
-                print(json.dumps(rows[-1]), flush=True)
+    rows = study_rows(STUDY)
     groups = sorted({r['group'] for r in rows})
     def cell(g, c, k): return np.array([r[k] for r in rows if r['group'] == g and r['config'] == c])
     summary = {g: {c: dict(gw_ratio=float(np.mean(cell(g, c, 'gw') / cell(g, 'base', 'gw'))),

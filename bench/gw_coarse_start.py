@@ -130,7 +130,8 @@ STUDY = {'base': {}, 'coarse_start=64': dict(coarse_start=64), 'coarse_start=64,
 STUDY_RULE = ('lowest mean kept-GW-loss ratio to base (per run, averaged per group, then over the four groups) among the candidates '
               'with mean CPU <= 1.5 x base in every group; base when none is lower')
 
-def study(out):
+def study_rows(study:dict) -> list:
+    "Run `align` with each setting of `study` (name -> kwargs) on the four tuning groups; one row per (group, seed, setting)."
     from relrep_nb.metrics import foscttm
     rows = []
     for group in ('snareseq halves', 'scgem halves', 'snareseq', 'scgem'):
@@ -140,7 +141,7 @@ def study(out):
             else:
                 x, y, _ = _load_pair(ds, None, 0)
                 perm = np.random.default_rng(10_000 + s).permutation(len(y)); inv = np.argsort(perm); y = y[perm]
-            for name, kw in STUDY.items():
+            for name, kw in study.items():
                 A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
                 c0 = time.process_time(); cp = align(A, B, seed=s, progress=False, **kw); cpu = time.process_time() - c0
                 zx, zy = A.obsm['X_gw'], B.obsm['X_gw']
@@ -149,6 +150,10 @@ def study(out):
                 rows.append(dict(group=group, seed=s, config=name, gw=float(cp.model.gw_), cpu=cpu, score=score, kept=kept['start'],
                                  restarts=[(r['start'], float(r['gw']), r['pruned']) for r in cp.model.restarts_]))
                 print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+def study(out):
+    rows = study_rows(STUDY)
     groups = sorted({r['group'] for r in rows})
     def cell(g, c, k): return [r[k] for r in rows if r['group'] == g and r['config'] == c]
     summary = {g: {c: dict(gw_ratio=float(np.mean(np.array(cell(g, c, 'gw')) / np.array(cell(g, 'base', 'gw')))),
