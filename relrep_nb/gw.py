@@ -360,6 +360,19 @@ def _kernel_sinkhorn(C:torch.Tensor, eps:float, v:torch.Tensor|None=None, n_iter
         v = (1 / m) / (K.T @ u).clamp_min(1e-300)
     return K.mul_(u[:, None]).mul_(v[None, :]), v
 
+# %% ../nbs/14_latent_gw.ipynb #sh4red01
+def _nets(d_x:int, d_y:int, hidden:int, dim:int, n_layers:int, shared:int=0) -> tuple[nn.Sequential, nn.Sequential]:
+    """f and g, two `_mlp`s (f drawn first); `shared` > 0: g's last `shared` linear layers (with the LayerNorm and ReLU before them) are f's modules, one set of weights for both sides.
+
+    >>> f, g = _nets(5, 7, 8, 3, 3, shared=2)
+    >>> g[0] is f[0], g[3] is f[3], g[6] is f[6], sum(p.numel() for p in {id(p): p for p in [*f.parameters(), *g.parameters()]}.values())
+    (False, True, True, 259)
+    """
+    f, g = _mlp(d_x, hidden, dim, n_layers), _mlp(d_y, hidden, dim, n_layers)
+    if shared: g = nn.Sequential(*g[:3 * (n_layers - shared)], *f[3 * (n_layers - shared):])
+    return f, g
+
+
 # %% ../nbs/14_latent_gw.ipynb #5754b31b
 def anneal_schedule(step:int, # current optimisation step
                     n_steps:int, # total steps
@@ -528,6 +541,7 @@ class LearnedGW(TensorState):
                  dim:int=16, # width of the common space
                  hidden:int=128, # hidden width of f and g
                  n_layers:int=3, # linear layers of f and g
+                 shared_layers:int=0, # last linear layers that f and g share (one set of weights maps both sides into the common space); 0: two separate networks; at most n_layers - 1 (the first layer reads each side's own features)
                  metric:str='euclidean', # intra-domain distances: "euclidean" (raw features; L2-normalised rows for normalize="l2", principal coordinates for "pca") or "geodesic" (SCOT's kNN graph on the training set)
                  k:int=30, # kNN graph size for metric="geodesic" and for the spectral regulariser's graphs
                  rank:bool=False, # match distance ranks instead of distances (the single-cell objective)
@@ -553,6 +567,7 @@ class LearnedGW(TensorState):
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
+        self.shared_layers = shared_layers
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
@@ -572,6 +587,7 @@ def _check_params(self:LearnedGW):
     for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
+    check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
     for nm in ('eps_start', 'eps_end', 'lr'):
         if nm == 'lr' or getattr(self, nm) is not None: check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
@@ -862,10 +878,9 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
     c, dev = self.get_params(), xs.device
     with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
         torch.manual_seed(seed)
-        f = _mlp(xs.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
-        g = _mlp(ys.shape[1], c['hidden'], c['dim'], c['n_layers']).to(dev)
+        f, g = (n.to(dev) for n in _nets(xs.shape[1], ys.shape[1], c['hidden'], c['dim'], c['n_layers'], c['shared_layers']))
     rng = np.random.default_rng(seed)
-    wd, params = float(c['weight_decay']), list(f.parameters()) + list(g.parameters())
+    wd, params = float(c['weight_decay']), list({id(p): p for p in [*f.parameters(), *g.parameters()]}.values())   # shared ones once
     opt = _Adam(params, lr=c['lr'], weight_decay=wd)
     nx, ny = xs.shape[0], ys.shape[0]
     bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
@@ -1083,6 +1098,8 @@ def _load_extra(self:LearnedGW, sd:dict):
     for s, side in (('f', 'x'), ('g', 'y')):     # shapes checked against the file's tensors on the meta device, before anything is allocated
         net = _build_matching(lambda: _mlp(self._in_dim(side), self.hidden, self.dim, self.n_layers), sd[s], f'the LearnedGW file ({s})')
         setattr(self, f'{s}_', net.to(next(iter(sd[s].values())).device).eval())
+    if self.shared_layers:      # the file holds the shared weights under both f and g: tie them again, as trained
+        cut = 3 * (self.n_layers - self.shared_layers); self.g_ = nn.Sequential(*self.g_[:cut], *self.f_[cut:]).eval()
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
     self.n_features_in_ = int(self.stats_['dx'])
