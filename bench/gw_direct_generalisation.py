@@ -106,6 +106,21 @@ The default's cells came out as in the fourth study (mean unseen FOSCTTM 0.0035)
 training pair matched, but the paired difference -0.0011 is 1.9 of its standard errors (0.0006), short of the 2 the rule
 asks; `shared_layers=2` 0.0445: on the 64-d clusters two seeds of three fall into a mismatch (training exact 0.21 and
 0.61), although it is the lowest on the mixture and 32-d clusters.
+
+A sixth study, `ensemble` (session 26), uses the restarts the fit already runs. Each of the three restarts of the
+direct row matches the training pairs, but each carries unseen samples with its own errors. With `ensemble=3` the
+common space is the three restarts' spaces side by side, each scaled to a unit mean squared distance between the two
+sides, so that the squared distance between f(x) and g(y) is the sum of the three restarts' (no alignment between the
+restarts' spaces is needed; the training cost is unchanged, embedding costs three forward passes). Candidates:
+`ensemble=3` and `ensemble=2` (the two restarts of lowest GW loss); the default (1) is rerun in the same run. Rule,
+fixed before the sixth run (the same as the width study's): among the two candidates, adopt the one with the lowest mean
+unseen FOSCTTM over the same 12 cells among those that (i) match the training pairs at least as often as the default
+minus 0.02 on every dataset and (ii) lower the default's mean by more than 2 standard errors of the paired per-cell
+difference; otherwise the default stays. If one is adopted, it becomes the default of `objective="direct"` only.
+Digits is then run once, on the chosen setting only:
+
+    python bench/gw_direct_generalisation.py bench/results/gw_direct_ensemble.json --jobs 2 --study ensemble
+    python bench/gw_direct_generalisation.py bench/results/gw_direct_ensemble_digits.json --digits --study ensemble
 """
 import json, math, sys, time
 from concurrent.futures import ProcessPoolExecutor
@@ -117,7 +132,8 @@ STUDIES = {'regularise': [Z, dict(weight_decay=0.1), dict(weight_decay=0.3), dic
            'width': [Z, dict(hidden=256), dict(hidden=512)],
            'normalize': [Z, dict(normalize='pca', n_components=32), dict(normalize='pca', n_components=16)],
            'tune_pca': [dict(), dict(weight_decay=0.1), dict(weight_decay=0.3), dict(dim=32), dict(hidden=256), dict(n_components=48)],
-           'shared': [dict(shared_layers=0), dict(shared_layers=1), dict(shared_layers=2)]}
+           'shared': [dict(shared_layers=0), dict(shared_layers=1), dict(shared_layers=2)],
+           'ensemble': [dict(ensemble=1), dict(ensemble=3), dict(ensemble=2)]}
 STUDY = sys.argv[sys.argv.index('--study') + 1] if '--study' in sys.argv else 'regularise'
 CANDIDATES = STUDIES[STUDY]
 DATASETS, SEEDS, N_TRAIN = ('cancer', 'mixture', 'clusters32', 'clusters64'), (0, 1, 2), 200
@@ -193,7 +209,8 @@ def digits(out:str, params:dict):
     json.dump(dict(setting=params, rows=rows, unseen_class_mean=float(np.mean([r['unseen_class'] for r in rows]))), open(out, 'w'), indent=1)
 
 if __name__ == '__main__' and '--digits' in sys.argv:   # python bench/gw_direct_generalisation.py OUT.json --digits --study normalize
-    chosen = {'normalize': 'bench/results/gw_direct_normalize.json', 'shared': 'bench/results/gw_direct_shared.json'}.get(STUDY)
+    chosen = {'normalize': 'bench/results/gw_direct_normalize.json', 'shared': 'bench/results/gw_direct_shared.json',
+              'ensemble': 'bench/results/gw_direct_ensemble.json'}.get(STUDY)
     digits(sys.argv[1], json.load(open(chosen))['chosen_params'] if chosen else {})
 elif __name__ == '__main__':
     out = sys.argv[1]; jobs = int(sys.argv[sys.argv.index('--jobs') + 1]) if '--jobs' in sys.argv else 1
@@ -204,7 +221,8 @@ elif __name__ == '__main__':
         for r in ex.map(cell, tasks):
             rows.append(r); print(json.dumps(r), flush=True)
     rule = __doc__.split({'regularise': 'Rule, fixed before the run: ', 'width': 'Rule, fixed before its run ',
-                          'normalize': 'Rule, fixed before the\nthird run ', 'tune_pca': 'Rule, fixed before the fourth run ', 'shared': 'Rule, fixed before the fifth run '}[STUDY])[1].split('\n\n')[0]
+                          'normalize': 'Rule, fixed before the\nthird run ', 'tune_pca': 'Rule, fixed before the fourth run ', 'shared': 'Rule, fixed before the fifth run ',
+                          'ensemble': 'Rule, fixed before the sixth run '}[STUDY])[1].split('\n\n')[0]
     res = dict(study=STUDY, rule=rule, rows=rows, **choose(rows))
     json.dump(res, open(out, 'w'), indent=1)
     for s in res['summary']: print(s)

@@ -554,6 +554,7 @@ class LearnedGW(TensorState):
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
                  n_iter:int=50, # Sinkhorn iterations per plan update
                  plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
+                 ensemble:int=1, # restarts whose common spaces are used together: the `ensemble` of lowest GW loss, side by side (each scaled to a unit mean squared distance between the sides, so that a squared distance is the sum of theirs; width dim x ensemble); 1: the kept restart alone
                  n_restarts:int=3, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept (a run caught in a swap mode has a higher loss)
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
@@ -567,7 +568,7 @@ class LearnedGW(TensorState):
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
-        self.shared_layers = shared_layers
+        self.shared_layers, self.ensemble = shared_layers, ensemble
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
@@ -588,6 +589,9 @@ def _check_params(self:LearnedGW):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
+    check_int(self.ensemble, 'ensemble', min=1, max=self.n_restarts + (self.coarse_start is not None))
+    if self.ensemble > 1 and self.prune_restarts is not None:
+        raise ValueError(f"`ensemble`={self.ensemble} keeps several restarts to the end: it needs prune_restarts=None, got {self.prune_restarts!r}")
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
     for nm in ('eps_start', 'eps_end', 'lr'):
         if nm == 'lr' or getattr(self, nm) is not None: check_float(getattr(self, nm), nm, 0, low_open=True)   # finite and > 0
@@ -977,7 +981,7 @@ def _prepare(self:LearnedGW, x, y) -> dict:
 def fit(self:LearnedGW, x, # (n, dx) first domain
         y, # (m, dy) second domain: unpaired, any size, any width
        ) -> LearnedGW:
-    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (random ones, and the coarse-started one with `coarse_start`; `prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
+    """Train f and g on minibatches of unaligned samples (the pairing is never seen); keep the restart of lowest GW loss (`ensemble`: that many, side by side; random ones, and the coarse-started one with `coarse_start`; `prune_restarts`: only the leader at that point runs to the end); centre the common space; returns self.
 
     >>> x, y, _ = clustered_pair(60, d=4, seed=0)
     >>> m = LearnedGW(n_steps=5, n_restarts=2, seed=0)
@@ -992,11 +996,16 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     if bar is not None: bar.close()
     self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned'], start='coarse' if r == self.n_restarts else 'random')
                       for r, o in enumerate(recs)]
-    best = min((o for o in recs if not o['pruned']), key=lambda o: o['gw'])      # the first of the lowest, as before
+    keep = sorted((o for o in recs if not o['pruned']), key=lambda o: o['gw'])[:self.ensemble]   # stable: the first of the lowest leads
+    best = keep[0]
     self.gw_, self.f_, self.g_, self.history_ = best['gw'], best['f'], best['g'], best['hist']
-    self.f_.eval(); self.g_.eval()
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
-        self.stats_['center_x'], self.stats_['center_y'] = self.f_(xs).mean(0), self.g_(ys).mean(0)
+        for o in keep: o['f'].eval(); o['g'].eval(); o['cx'], o['cy'] = o['f'](xs).mean(0), o['g'](ys).mean(0)
+        self.stats_['center_x'], self.stats_['center_y'] = best['cx'], best['cy']
+        self.ensemble_ = [(o['f'], o['g']) for o in keep[1:]]
+        if len(keep) > 1:   # the members' spaces side by side, each at a unit mean squared distance between the two sides
+            self.stats_['ens_center_x'], self.stats_['ens_center_y'] = (torch.stack([o[c] for o in keep[1:]]) for c in ('cx', 'cy'))
+            self.stats_['ens_scale'] = torch.stack([_mean_sqdist(o['f'](xs) - o['cx'], o['g'](ys) - o['cy']).clamp_min(1e-24).sqrt() for o in keep])
     self.n_features_in_ = p['dx']
     return self
 
@@ -1005,16 +1014,19 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
 def _embed(self:LearnedGW, v, side:str, name:str):
     "Common-space embedding of the samples `v` of `side`, in row blocks, centred on the training samples' mean."
     t, was_numpy = self._side_input(v, name, side)
-    net = self.f_ if side == 'x' else self.g_
-    rows = chunk_rows(t.shape[0], 4 * (t.shape[1] + 2 * self.hidden + self.dim))
-    with torch.no_grad():
-        out = torch.cat([net(self._preprocess(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
-    c = self.stats_.get(f'center_{side}')
-    return to_like(out if c is None else out - c, was_numpy)
+    s = 0 if side == 'x' else 1
+    members = [((self.f_, self.g_)[s], self.stats_.get(f'center_{side}'))]      # the kept restart, then the other members
+    members += list(zip((m[s] for m in getattr(self, 'ensemble_', [])), self.stats_.get(f'ens_center_{side}', [])))
+    def one(z):
+        out = [net(z) if c is None else net(z) - c for net, c in members]
+        return out[0] if len(out) == 1 else torch.cat([o / sc for o, sc in zip(out, self.stats_['ens_scale'])], 1)
+    rows = chunk_rows(t.shape[0], 4 * (t.shape[1] + 2 * self.hidden + 2 * self.dim * len(members)))
+    with torch.no_grad(): out = torch.cat([one(self._preprocess(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
+    return to_like(out, was_numpy)
 
 @patch
 def embed_x(self:LearnedGW, x): # (n, dx) samples of the first domain (new ones too: inductive)
-    """Common-space embedding f(x), (n, dim): numpy in, numpy out; a tensor stays a tensor on its device.
+    """Common-space embedding f(x), (n, dim) (dim x ensemble with `ensemble` > 1): numpy in, numpy out; a tensor stays a tensor on its device.
 
     >>> x, y, _ = clustered_pair(40, d=4, seed=0)
     >>> LearnedGW(dim=8, n_steps=2).fit(x, y).embed_x(x[:5]).shape
@@ -1081,13 +1093,14 @@ def state_dict(self:LearnedGW) -> dict:
 
     >>> x, y, _ = clustered_pair(30, d=3, seed=0)
     >>> sorted(LearnedGW(n_steps=1).fit(x, y).state_dict())
-    ['config', 'f', 'g', 'gw', 'history', 'restarts', 'selected', 'stats', 'tensors']
+    ['config', 'ensemble', 'f', 'g', 'gw', 'history', 'restarts', 'selected', 'stats', 'tensors']
     """
     self._check_fitted()
     return dict(config={k: v for k, v in self.get_params().items() if k != 'device'}, tensors={},
                 stats={k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()},
                 f=dict(self.f_.state_dict()), g=dict(self.g_.state_dict()), history=torch.as_tensor(self.history_),
-                restarts=self.restarts_, gw=float(self.gw_), selected=getattr(self, 'selected_', None))
+                restarts=self.restarts_, gw=float(self.gw_), selected=getattr(self, 'selected_', None),
+                ensemble=[dict(f=dict(f.state_dict()), g=dict(g.state_dict())) for f, g in getattr(self, 'ensemble_', [])])
 
 @patch
 def _load_extra(self:LearnedGW, sd:dict):
@@ -1095,14 +1108,20 @@ def _load_extra(self:LearnedGW, sd:dict):
     missing = {'stats', 'f', 'g', 'history', 'restarts', 'gw'} - set(sd)
     if missing: raise ValueError(f"not a LearnedGW file: no {sorted(missing)} in it")
     self.stats_ = dict(sd['stats'])
-    for s, side in (('f', 'x'), ('g', 'y')):     # shapes checked against the file's tensors on the meta device, before anything is allocated
-        net = _build_matching(lambda: _mlp(self._in_dim(side), self.hidden, self.dim, self.n_layers), sd[s], f'the LearnedGW file ({s})')
-        setattr(self, f'{s}_', net.to(next(iter(sd[s].values())).device).eval())
-    if self.shared_layers:      # the file holds the shared weights under both f and g: tie them again, as trained
-        cut = 3 * (self.n_layers - self.shared_layers); self.g_ = nn.Sequential(*self.g_[:cut], *self.f_[cut:]).eval()
+    self.f_, self.g_ = self._load_nets(sd['f'], sd['g'], 'the LearnedGW file')
+    self.ensemble_ = [self._load_nets(m['f'], m['g'], f'the LearnedGW file (ensemble member {i + 1})') for i, m in enumerate(sd.get('ensemble') or [])]
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
     self.n_features_in_ = int(self.stats_['dx'])
+@patch
+def _load_nets(self:LearnedGW, f:dict, g:dict, what:str) -> tuple:
+    "f and g rebuilt from their state dicts (shapes checked on the meta device first), on the device of the file's tensors, tied again where `shared_layers` shares them."
+    nets = [_build_matching(lambda: _mlp(self._in_dim(side), self.hidden, self.dim, self.n_layers), sd_, f'{what} ({s})').to(next(iter(sd_.values())).device).eval()
+            for s, side, sd_ in (('f', 'x', f), ('g', 'y', g))]
+    if self.shared_layers:      # the file holds the shared weights under both f and g: tie them again, as trained
+        cut = 3 * (self.n_layers - self.shared_layers); nets[1] = nn.Sequential(*nets[1][:cut], *nets[0][cut:]).eval()
+    return tuple(nets)
+
 
 # %% ../nbs/14_latent_gw.ipynb #e490145f
 @patch
@@ -1111,6 +1130,7 @@ def to(self:LearnedGW, device) -> LearnedGW:
     d = check_device(device)
     if hasattr(self, 'f_'):
         self.f_, self.g_ = self.f_.to(d), self.g_.to(d)
+        self.ensemble_ = [(f.to(d), g.to(d)) for f, g in getattr(self, 'ensemble_', [])]
         self.stats_ = {k: v.to(d) if isinstance(v, torch.Tensor) else v for k, v in self.stats_.items()}
     return self
 
