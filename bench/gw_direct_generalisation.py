@@ -222,7 +222,7 @@ elif __name__ == '__main__':
             rows.append(r); print(json.dumps(r), flush=True)
     rule = __doc__.split({'regularise': 'Rule, fixed before the run: ', 'width': 'Rule, fixed before its run ',
                           'normalize': 'Rule, fixed before the\nthird run ', 'tune_pca': 'Rule, fixed before the fourth run ', 'shared': 'Rule, fixed before the fifth run ',
-                          'ensemble': 'Rule, fixed before the sixth run '}[STUDY])[1].split('\n\n')[0]
+                          'ensemble': 'Rule,\nfixed before the sixth run '}[STUDY])[1].split('\n\n')[0]
     res = dict(study=STUDY, rule=rule, rows=rows, **choose(rows))
     json.dump(res, open(out, 'w'), indent=1)
     for s in res['summary']: print(s)

@@ -554,7 +554,7 @@ class LearnedGW(TensorState):
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
                  n_iter:int=50, # Sinkhorn iterations per plan update
                  plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
-                 ensemble:int=1, # restarts whose common spaces are used together: the `ensemble` of lowest GW loss, side by side (each scaled to a unit mean squared distance between the sides, so that a squared distance is the sum of theirs; width dim x ensemble); 1: the kept restart alone
+                 ensemble:int|str='auto', # restarts whose common spaces are used together: the `ensemble` of lowest GW loss, side by side (each scaled to a unit mean squared distance between the sides, so that a squared distance is the sum of theirs; width dim x ensemble); 1: the kept restart alone; "auto": 2 for objective="direct" (at most the runs of a fit, 1 with `prune_restarts`), 1 for "fixed_point"
                  n_restarts:int=3, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept (a run caught in a swap mode has a higher loss)
                  objective:str='fixed_point', # "fixed_point": fit the cost to the GW gradient at the current plan (amortised mirror descent); "direct": backpropagate the GW loss through the unrolled Sinkhorn
                  spectral_reg:float=0., # weight of the Dirichlet energy of the cost on the product kNN graph
@@ -568,10 +568,9 @@ class LearnedGW(TensorState):
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
-        self.shared_layers, self.ensemble = shared_layers, ensemble
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
-        self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts
+        self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts, self.shared_layers, self.ensemble = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts, shared_layers, ensemble
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -589,8 +588,8 @@ def _check_params(self:LearnedGW):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
-    check_int(self.ensemble, 'ensemble', min=1, max=self.n_restarts + (self.coarse_start is not None))
-    if self.ensemble > 1 and self.prune_restarts is not None:
+    if self.ensemble != 'auto': check_int(self.ensemble, 'ensemble', min=1, max=self.n_restarts + (self.coarse_start is not None))
+    if self._ens() > 1 and self.prune_restarts is not None:
         raise ValueError(f"`ensemble`={self.ensemble} keeps several restarts to the end: it needs prune_restarts=None, got {self.prune_restarts!r}")
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
     for nm in ('eps_start', 'eps_end', 'lr'):
@@ -616,6 +615,12 @@ def _eps_range(self:LearnedGW) -> tuple[float, float]:
 def _norm(self:LearnedGW) -> str|None:
     "The preprocessing in effect: `normalize`, with 'auto' resolved by objective: 'pca' for 'direct', 'standard' for 'fixed_point'."
     return ('pca' if self.objective == 'direct' else 'standard') if self.normalize == 'auto' else self.normalize
+
+@patch
+def _ens(self:LearnedGW) -> int:
+    "The restarts kept side by side: `ensemble`, with 'auto' resolved: 2 for 'direct' (at most the runs of a fit; 1 with `prune_restarts`, which stops all but one), 1 for 'fixed_point'."
+    if self.ensemble != 'auto': return self.ensemble
+    return min(2, self._n_runs()) if self.objective == 'direct' and self.prune_restarts is None else 1
 
 @patch
 def _eps_mean(self:LearnedGW, eps:float, ex:torch.Tensor, ey:torch.Tensor, memory_budget:int|None=None) -> float:
@@ -996,7 +1001,7 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
     if bar is not None: bar.close()
     self.restarts_ = [dict(restart=r, seed=seed + r, gw=o['gw'], steps=len(o['hist']), pruned=o['pruned'], start='coarse' if r == self.n_restarts else 'random')
                       for r, o in enumerate(recs)]
-    keep = sorted((o for o in recs if not o['pruned']), key=lambda o: o['gw'])[:self.ensemble]   # stable: the first of the lowest leads
+    keep = sorted((o for o in recs if not o['pruned']), key=lambda o: o['gw'])[:self._ens()]   # stable: the first of the lowest leads
     best = keep[0]
     self.gw_, self.f_, self.g_, self.history_ = best['gw'], best['f'], best['g'], best['hist']
     with torch.no_grad():   # a Sinkhorn plan ignores a translation of one side: centre both, so that matched samples are near
