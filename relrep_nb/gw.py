@@ -54,7 +54,8 @@ def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
     n, m = K.shape
     la, lb = -math.log(n), -math.log(m)
     f = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)      # the first half-iteration, in the log domain
-    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+    lo_ = math.log(torch.finfo(K.dtype).tiny) + 0.5     # floor of the exponents: no entry that can matter is below it, and exp is slow under it
+    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).clamp_(min=lo_).exp_()
     uv = torch.ones(n + m, dtype=K.dtype, device=K.device); u, v = uv[:n], uv[n:]   # views of one vector: one min/max checks both
     for it in range(n_iter):   # in-place scalar steps: at n ~ 200 each iteration is a handful of tiny ops, their count is its cost
         if it: torch.mv(E, v, out=u).mul_(n).clamp_min_(1e-300).reciprocal_()
@@ -65,7 +66,7 @@ def _kernel_iterations(K:torch.Tensor, # (n, m) log-kernel -C/ε, float64
         lo, hi = torch.aminmax(uv)                                         # |log| > 30 at either end: absorb into the potentials
         if float(hi) > _E30 or float(lo) < 1 / _E30:
             f, g = f + eps * u.log(), g + eps * v.log()
-            E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp_()
+            E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).clamp_(min=lo_).exp_()
             uv.fill_(1.)
     f, g = f + eps * u.log(), g + eps * v.log()
     return (f, g, it + 1) if bool(torch.isfinite(f).all() and torch.isfinite(g).all()) else None
@@ -760,7 +761,9 @@ def _direct_plan(C:torch.Tensor, # (n, m) cost of the current embeddings (with g
                 if it % 5 == 4 and float((_logsumexp(K + (f / eps + la)[:, None] + (g / eps + lb)[None, :], 1) - la).abs().max()) < 1e-3: break
     K = -C / eps
     with torch.no_grad(): f = -eps * _logsumexp(K + (lb + g / eps)[None, :], 1)
-    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp()     # the converged plan, with gradient through the cost
+    # the converged plan, with gradient through the cost; exponents floored just above log(smallest normal number), as in
+    # `_logsumexp` (entries below it add nothing a float can hold, and the CPU's exp of them is many times slower)
+    E = (K + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).clamp(min=math.log(torch.finfo(C.dtype).tiny) + 0.5).exp()
     v = torch.ones(m, dtype=C.dtype, device=C.device)
     for _ in range(n_unroll):   # the log-domain iterations as scalings u = exp((f' - f)/ε), v = exp((g' - g)/ε): products, no log-sum-exp
         u = (1 / n) / (E @ v); v = (1 / m) / (E.T @ u)
@@ -804,7 +807,7 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
 
 # %% ../nbs/14_latent_gw.ipynb #adam0001
 class _Adam:
-    """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op, so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few).
+    """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op (each op applied to every tensor in one `torch._foreach_*` call), so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few).
 
     >>> p = torch.ones(2, requires_grad=True); opt = _Adam([p], lr=0.1)
     >>> (p ** 2).sum().backward(); opt.step(); [round(v, 6) for v in p.tolist()]   # one step of size lr against the gradient's sign
@@ -822,12 +825,15 @@ class _Adam:
     def step(self):
         self.t += 1
         step_size, bc2_sqrt = self.lr / (1 - self.b1 ** self.t), (1 - self.b2 ** self.t) ** 0.5
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None: continue
-            if self.wd: p.mul_(1 - self.lr * self.wd)          # decoupled weight decay (AdamW)
-            m.lerp_(p.grad, 1 - self.b1)
-            v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
-            p.addcdiv_(m, (v.sqrt() / bc2_sqrt).add_(self.eps), value=-step_size)
+        live = [(p, m, v) for p, m, v in zip(self.params, self.m, self.v) if p.grad is not None]
+        if not live: return
+        # the same ops in the same order, each applied to all tensors at once (one call instead of one per tensor)
+        ps, ms, vs = (list(t) for t in zip(*live)); gs = [p.grad for p in ps]
+        if self.wd: torch._foreach_mul_(ps, 1 - self.lr * self.wd)          # decoupled weight decay (AdamW)
+        torch._foreach_lerp_(ms, gs, 1 - self.b1)
+        torch._foreach_mul_(vs, self.b2); torch._foreach_addcmul_(vs, gs, gs, value=1 - self.b2)
+        den = torch._foreach_sqrt(vs); torch._foreach_div_(den, bc2_sqrt); torch._foreach_add_(den, self.eps)
+        torch._foreach_addcdiv_(ps, ms, den, value=-step_size)
 
 # %% ../nbs/14_latent_gw.ipynb #coarse02
 COARSE_STARTS = 20   # starts of the coarse GW problem: the product plan and 19 random plans
