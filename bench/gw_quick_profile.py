@@ -21,7 +21,8 @@ def main(out:str):
     n_ind = z['inductive'][0]['n_images']
     n_ni = z['nonisometric']['n']
     # the (encoder, images, zoom) the quick parts ask `fmnist_embeddings` for, in the order `run` asks
-    needs = [('efficientnet-lite0', 1000, 1.0), ('efficientnet-lite1', 1000, 1.0),     # spectral (n_images default 1000)
+    n_sp = z['spectral'].get('n_images', 1000)
+    needs = [('efficientnet-lite0', n_sp, 1.0), ('efficientnet-lite1', n_sp, 1.0),     # spectral
              ('efficientnet-lite0', n_ind, 1.0),                                        # inductive
              ('efficientnet-lite0', n_ni, 1.0), ('efficientnet-lite0', n_ni, 0.75), ('efficientnet-lite1', n_ni, 1.0)]  # non-isometric views
     enc, parts = [], {}

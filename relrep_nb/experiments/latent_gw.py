@@ -355,8 +355,8 @@ def nonisometric_experiment(n:int=1000, # images (the first n of the training sp
 _OURS_IMAGE = {k: v for k, v in IMAGE_CANDIDATES.items() if k != PAPER_IMAGE}
 SIZES = { # what `run` does at each size
     'quick': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2), n=300, ours=False), scgem=dict(seeds=(0, 1, 2), ours=False)), scot_max_iter=50,
-                  annealing=dict(dataset='scgem', n_init=5), spectral=dict(n_runs=4, n=150),
-                  inductive=[dict(sizes=(300,), seeds=(0, 1, 2), pot_max=300, n_val=150, n_images=1000)],
+                  annealing=dict(dataset='scgem', n_init=5), spectral=dict(n_runs=4, n=150, n_images=500),
+                  inductive=[dict(sizes=(300,), seeds=(0, 1, 2), pot_max=300, n_val=150, n_images=650)],   # 200 training images (both views), 150 for the selection, 300 test
                   nonisometric=dict(n=200, seeds=(0, 1, 2), candidates={PAPER_IMAGE: IMAGE_CANDIDATES[PAPER_IMAGE]}),
                   scale=dict(n=12_000, d=64, n_steps=200, n_iter=20, n_val=300, candidates=_OURS_IMAGE), pot_memory=(400, 800, 1600)),
     'full': dict(singlecell=dict(snareseq=dict(seeds=(0, 1, 2)), scgem=dict(seeds=(0, 1, 2))), scot_max_iter=100,
