@@ -554,6 +554,7 @@ class LearnedGW(TensorState):
                  n_steps:int=500, # optimisation steps
                  batch_size:int=256, # samples drawn from each side per step (unaligned, independently)
                  n_iter:int=50, # Sinkhorn iterations per plan update
+                 step_batch:int|None=None, # "fixed_point": rows and columns of the plan's batch that each Adam step fits, drawn afresh every step (the plan and its GW target use the whole batch); None: the whole batch
                  plan_every:int=1, # "fixed_point": Adam steps per plan update (the minibatch is kept for that long)
                  ensemble:int|str='auto', # restarts whose common spaces are used together: the `ensemble` of lowest GW loss, side by side (each scaled to a unit mean squared distance between the sides, so that a squared distance is the sum of theirs; width dim x ensemble); 1: the kept restart alone; "auto": 2 for objective="direct" (at most the runs of a fit, 1 with `prune_restarts`), 1 for "fixed_point"
                  n_restarts:int=3, # independent fits (seeds seed, seed+1, ...); the one with the lowest GW loss on the training data is kept (a run caught in a swap mode has a higher loss)
@@ -572,6 +573,7 @@ class LearnedGW(TensorState):
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts, self.shared_layers, self.ensemble = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts, shared_layers, ensemble
+        self.step_batch = step_batch
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -590,6 +592,10 @@ def _check_params(self:LearnedGW):
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
     if self.ensemble != 'auto': check_int(self.ensemble, 'ensemble', min=1, max=self.n_restarts + (self.coarse_start is not None))
+    if self.step_batch is not None:
+        check_int(self.step_batch, 'step_batch', min=2)
+        if self.objective != 'fixed_point' or self.spectral_reg > 0:
+            raise ValueError(f"`step_batch` fits blocks of the fixed-point target: it needs objective='fixed_point' and spectral_reg=0, got {self.objective!r} and {self.spectral_reg!r}")
     if self._ens() > 1 and self.prune_restarts is not None:
         raise ValueError(f"`ensemble`={self.ensemble} keeps several restarts to the end: it needs prune_restarts=None, got {self.prune_restarts!r}")
     if not isinstance(self.rank, (bool, np.bool_)): raise TypeError(f"`rank` must be a bool, got {type(self.rank).__name__} {self.rank!r}")
@@ -805,6 +811,16 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
     if c['spectral_reg'] > 0: total = total + c['spectral_reg'] * dirichlet_energy(C, *L)
     return total, loss, v
 
+# %% ../nbs/14_latent_gw.ipynb #stepblk1
+def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:torch.Tensor|None, sb:int|None) -> tuple:
+    "(rows of x, rows of y, target) that one fixed-point step fits: a random `sb` x `sb` block of the target `G`, double-centred and of unit norm again, with its rows; the whole batch when `sb` is None or covers it."
+    bx, by = xb.shape[0], yb.shape[0]
+    if sb is None or max(bx, by) <= sb: return xb, yb, G
+    I, J = (torch.as_tensor(np.sort(rng.choice(b, min(sb, b), replace=False)), device=xb.device) for b in (bx, by))
+    Gs = _double_center(G[I][:, J])
+    return xb[I], yb[J], Gs / Gs.norm().clamp_min(1e-12)
+
+
 # %% ../nbs/14_latent_gw.ipynb #adam0001
 class _Adam:
     """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op (each op applied to every tensor in one `torch._foreach_*` call), so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few).
@@ -915,7 +931,8 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
             if c['objective'] == 'fixed_point' and coarse and step == 0: G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
             elif c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
-        total, direct, w = _step_loss(c, f, g, xb, yb, Dx, Dy, G, eps, L, v if full else None)
+        xs_, ys_, Gs = _step_block(rng, xb, yb, G, c['step_batch'])
+        total, direct, w = _step_loss(c, f, g, xs_, ys_, Dx, Dy, Gs, eps, L, v if full else None)
         if direct is not None: v = w
         opt.zero_grad(); total.backward(); opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
