@@ -32,10 +32,10 @@ the plan and its fixed-point target on the whole batch (every 20 steps, as in AL
 only a random block of that target: `step_batch` rows of x and as many of y, drawn afresh every step, the block
 double-centred and normalised again (the same cosine objective on a sub-block). Each step's networks then see
 step_batch instead of n cells per side; the plan updates (Sinkhorn and the two n^3 products) are unchanged.
-Candidates: step_batch=512 and step_batch=256 (ALIGN_CONFIG otherwise). Groups as above (SNARE-seq seeds 0-2, SNARE-seq
+Candidates: step_batch=512, 256 and 128 (ALIGN_CONFIG otherwise). Groups as above (SNARE-seq seeds 0-2, SNARE-seq
 halves splits 0-5 with 523-524 cells per side, scGEM seed 0: 177 cells, a full block either way, checked bit-identical).
 
-Rule (STEP_RULE, fixed before the run): among the two candidates, those whose mean kept-GW-loss ratio to base (per run,
+Rule (STEP_RULE, fixed before the run): among the three candidates, those whose mean kept-GW-loss ratio to base (per run,
 averaged per group, then over SNARE-seq and SNARE-seq halves) is <= 1.01 and <= 1.03 in each group, and whose mean CPU
 on SNARE-seq is <= 0.8 x base's, are eligible; adopt the eligible one of lowest mean CPU on SNARE-seq in ALIGN_CONFIG;
 otherwise base stays. FOSCTTM and label transfer are reported, never used. If one is adopted, the held-out checks follow
@@ -60,8 +60,8 @@ def _run(x, y, seed, kw, score):
     return dict(gw=float(cp.model.gw_), cpu=cpu, score=score(A.obsm['X_gw'], B.obsm['X_gw']), x_gw=A.obsm['X_gw'],
                 restarts=[(r['start'], float(r['gw']), r['pruned']) for r in cp.model.restarts_])
 
-STEP = {'base': {}, 'step_batch=512': dict(step_batch=512), 'step_batch=256': dict(step_batch=256)}
-STEP_RULE = ('among step_batch=512 and step_batch=256, those with mean kept-GW-loss ratio to base (per run, averaged per group, '
+STEP = {'base': {}, 'step_batch=512': dict(step_batch=512), 'step_batch=256': dict(step_batch=256), 'step_batch=128': dict(step_batch=128)}
+STEP_RULE = ('among step_batch=512, 256 and 128, those with mean kept-GW-loss ratio to base (per run, averaged per group, '
              'then over SNARE-seq and SNARE-seq halves) <= 1.01, <= 1.03 in each group, and mean SNARE-seq CPU <= 0.8 x base are '
              'eligible; adopt the eligible one of lowest SNARE-seq CPU; else base')
 
