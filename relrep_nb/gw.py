@@ -1233,7 +1233,7 @@ SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT'
     normalize='l2', metric='geodesic', k=30, n_steps=300, plan_every=10, batch_size=4096, eps_start=10.0, eps_end=0.05,
     anneal=0.5, lr=1e-2, n_iter=100, n_restarts=3)
 
-ALIGN_CONFIG = {**SINGLECELL_CONFIG, 'eps_end': 0.02, 'plan_every': 20, 'prune_restarts': 0.7, 'coarse_start': 64} # what `align` fits when given no model: the single-cell settings, a sharper final plan, a plan update every 20 steps, only the leading restart after 70 % of the steps, a fourth restart started from a 64-cluster coarse GW plan, k from `align_k`
+ALIGN_CONFIG = {**SINGLECELL_CONFIG, 'eps_end': 0.02, 'plan_every': 20, 'prune_restarts': 0.7, 'coarse_start': 64, 'step_batch': 256} # what `align` fits when given no model: the single-cell settings, a sharper final plan, a plan update every 20 steps, each Adam step on a random 256 x 256 block of the whole-batch target, only the leading restart after 70 % of the steps, a fourth restart started from a 64-cluster coarse GW plan, k from `align_k`
 
 def align_k(n_x:int, n_y:int) -> int:
     """`align`'s kNN graph size: SCOT's default min(n/5, 50) of the smaller side, or a tenth of it on larger data (a graph that grows with the data), at most 150.
