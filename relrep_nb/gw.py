@@ -1291,7 +1291,7 @@ def align(adata_x, # AnnData of the first modality
           eps:float|None=None, # ε of the final Sinkhorn solve (in the model's training units); the model's `eps_end` when None
           seed:int=0, # seed of the fitted model
           progress:bool|None=None, # progress bar of the fit; None: one that appears when fitting lasts over 2 s
-          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`)
+          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`); objective='direct' leaves out its fixed-point settings (`coarse_start`, `step_batch`), spectral_reg > 0 its `step_batch`
          ) -> Coupling:
     """Fit (or reuse) a `LearnedGW` on two AnnData objects; write common coordinates to `.obsm[key_added]` of both (y's metric space, each x cell at the plan's barycentre of the y cells); return the plan, whose `.model` is the fitted model.
 
@@ -1310,7 +1310,10 @@ def align(adata_x, # AnnData of the first modality
     if model is not None and kwargs:
         raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
     if model is None:
-        model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress, **kwargs}).fit(x, y)
+        cfg = {**ALIGN_CONFIG, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress}
+        if kwargs.get('objective', 'fixed_point') != 'fixed_point': cfg.pop('coarse_start'); cfg.pop('step_batch')   # fixed-point settings
+        elif kwargs.get('spectral_reg', 0) > 0: cfg.pop('step_batch')
+        model = LearnedGW(**{**cfg, **kwargs}).fit(x, y)
     cp = model.coupling(x, y, eps=eps)
     # one space for both sides: y's own metric space, each x cell at the plan-weighted mean of the y cells it is sent to
     zy = np.asarray(model.metric_space(y, 'y'), dtype=np.float32)
