@@ -370,8 +370,11 @@ def _nets(d_x:int, d_y:int, hidden:int, dim:int, n_layers:int, shared:int=0) -> 
     (False, True, True, 259)
     """
     f, g = _mlp(d_x, hidden, dim, n_layers), _mlp(d_y, hidden, dim, n_layers)
-    if shared: g = nn.Sequential(*g[:3 * (n_layers - shared)], *f[3 * (n_layers - shared):])
-    return f, g
+    return f, _tie(f, g, n_layers, shared)
+
+def _tie(f:nn.Sequential, g:nn.Sequential, n_layers:int, shared:int) -> nn.Sequential:
+    "`g` with its last `shared` linear layers (and the LayerNorm and ReLU before them) replaced by `f`'s modules; `g` itself when `shared` is 0."
+    return nn.Sequential(*g[:3 * (n_layers - shared)], *f[3 * (n_layers - shared):]) if shared else g
 
 
 # %% ../nbs/14_latent_gw.ipynb #5754b31b
@@ -591,7 +594,7 @@ def _check_params(self:LearnedGW):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
-    if self.ensemble != 'auto': check_int(self.ensemble, 'ensemble', min=1, max=self.n_restarts + (self.coarse_start is not None))
+    if self.ensemble != 'auto': check_int(self.ensemble, 'ensemble', min=1, max=self._n_runs())
     if self.step_batch is not None:
         check_int(self.step_batch, 'step_batch', min=2)
         if self.objective != 'fixed_point' or self.spectral_reg > 0:
@@ -1141,14 +1144,13 @@ def _load_extra(self:LearnedGW, sd:dict):
     self.history_, self.restarts_, self.gw_ = sd['history'].cpu().numpy(), list(sd['restarts']), sd['gw']
     if sd.get('selected') is not None: self.selected_ = sd['selected']
     self.n_features_in_ = int(self.stats_['dx'])
+
 @patch
 def _load_nets(self:LearnedGW, f:dict, g:dict, what:str) -> tuple:
     "f and g rebuilt from their state dicts (shapes checked on the meta device first), on the device of the file's tensors, tied again where `shared_layers` shares them."
     nets = [_build_matching(lambda: _mlp(self._in_dim(side), self.hidden, self.dim, self.n_layers), sd_, f'{what} ({s})').to(next(iter(sd_.values())).device).eval()
             for s, side, sd_ in (('f', 'x', f), ('g', 'y', g))]
-    if self.shared_layers:      # the file holds the shared weights under both f and g: tie them again, as trained
-        cut = 3 * (self.n_layers - self.shared_layers); nets[1] = nn.Sequential(*nets[1][:cut], *nets[0][cut:]).eval()
-    return tuple(nets)
+    return nets[0], _tie(nets[0], nets[1], self.n_layers, self.shared_layers).eval()   # the file holds shared weights under both: tied again
 
 
 # %% ../nbs/14_latent_gw.ipynb #e490145f
