@@ -737,7 +737,7 @@ def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
 
 def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool) -> torch.Tensor:
     "Distances among the samples `idx`: rows/columns of the geodesic matrix `G`, else Euclidean between `pts`; ranks, or divided by the maximum."
-    D = G[idx][:, idx] if G is not None else torch.cdist(pts, pts)
+    D = G.index_select(0, idx).index_select(1, idx) if G is not None else torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
 # %% ../nbs/14_latent_gw.ipynb #d1rec7p1
@@ -820,8 +820,8 @@ def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:tor
     bx, by = xb.shape[0], yb.shape[0]
     if sb is None or max(bx, by) <= sb: return xb, yb, G
     I, J = (torch.as_tensor(np.sort(rng.choice(b, min(sb, b), replace=False)), device=xb.device) for b in (bx, by))
-    Gs = _double_center(G[I][:, J])
-    return xb[I], yb[J], Gs / Gs.norm().clamp_min(1e-12)
+    Gs = _double_center(G.index_select(0, I).index_select(1, J))      # index_select: the same entries, ~5x faster than G[I][:, J]
+    return xb.index_select(0, I), yb.index_select(0, J), Gs / Gs.norm().clamp_min(1e-12)
 
 
 # %% ../nbs/14_latent_gw.ipynb #adam0001
