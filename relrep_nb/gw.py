@@ -551,6 +551,7 @@ class LearnedGW(TensorState):
                  rank:bool=False, # match distance ranks instead of distances (the single-cell objective)
                  normalize:str|None='auto', # preprocessing: "auto" ("pca" for objective="direct", "standard" for "fixed_point"), "standard" (z-score, fitted), "pca" (per-side principal components, whitened for the networks, fitted), "l2" (rows), None
                  n_components:int=32, # principal components kept per side for normalize="pca"
+                 input_pcs:int|None=None, # network inputs: a side with more preprocessed features than this enters f or g as its top `input_pcs` principal components (centred, not whitened: a rotation and a truncation, so the networks' first layers cost less on wide data); the metric space the GW loss compares is unchanged; None: the preprocessed features (needs normalize other than "pca", which has `n_components`)
                  eps_start:float|None=None, # ε at the start of the annealing; None: 1.0 for "fixed_point" (relative to the mean cost), 10.0 for "direct" (relative to the cost's standard deviation)
                  eps_end:float|None=None, # ε after annealing, also the default ε of `coupling` and of the restarts' GW loss (in the units of `eps_start`); None: 0.05 for "fixed_point", 0.003 for "direct"
                  anneal:float=0.5, # fraction of the steps over which ε decays; 0 disables annealing (ε = eps_end)
@@ -576,7 +577,7 @@ class LearnedGW(TensorState):
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts, self.shared_layers, self.ensemble = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts, shared_layers, ensemble
-        self.step_batch = step_batch
+        self.step_batch, self.input_pcs = step_batch, input_pcs
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -595,6 +596,9 @@ def _check_params(self:LearnedGW):
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
     check_int(self.shared_layers, 'shared_layers', min=0, max=self.n_layers - 1)
     if self.ensemble != 'auto': check_int(self.ensemble, 'ensemble', min=1, max=self._n_runs())
+    if self.input_pcs is not None:
+        check_int(self.input_pcs, 'input_pcs', min=1)
+        if self._norm() == 'pca': raise ValueError(f"`input_pcs` reduces the network inputs of normalize='standard', 'l2' or None; normalize='pca' already gives the networks principal components (`n_components`={self.n_components}): set one of them, got input_pcs={self.input_pcs!r}")
     if self.step_batch is not None:
         check_int(self.step_batch, 'step_batch', min=2)
         if self.objective != 'fixed_point' or self.spectral_reg > 0:
@@ -690,14 +694,22 @@ def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     return t
 
 @patch
+def _net_in(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
+    "The networks' input for the samples `t` of `side`: the fitted preprocessing, then the top principal coordinates where `input_pcs` reduced that side at `fit`."
+    p = self._preprocess(t, side)
+    return p if f'inpcs_{side}' not in self.stats_ else (p - self.stats_[f'inmean_{side}']) @ self.stats_[f'inpcs_{side}'].T
+
+@patch
 def _pcs(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     "Principal coordinates of `t` on `side`'s fitted axes (not whitened: distances are those of the kept subspace)."
     return (t - self.stats_[f'mean_{side}']) @ self.stats_[f'pcs_{side}'].T
 
 @patch
 def _in_dim(self:LearnedGW, side:str) -> int:
-    "Input width of f (side 'x') or g ('y') after preprocessing."
-    return self.stats_[f'pcs_{side}'].shape[0] if self._norm() == 'pca' else self.stats_[f'd{side}']
+    "Input width of f (side 'x') or g ('y'): after preprocessing, and after the `input_pcs` reduction where there was one."
+    for key in (f'inpcs_{side}', f'pcs_{side}'):
+        if key in self.stats_: return self.stats_[key].shape[0]
+    return self.stats_[f'd{side}']
 
 # %% ../nbs/14_latent_gw.ipynb #16d0bdd9
 def _pca_stats(t:torch.Tensor, k:int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -716,21 +728,24 @@ def _safe_scale(t:torch.Tensor) -> float:
 
 @patch
 def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
-    "Fit the preprocessing statistics of both sides: widths, means, stds, principal axes for normalize='pca'."
+    "Fit the preprocessing statistics of both sides: widths, means, stds, principal axes for normalize='pca', and for `input_pcs` those of each side whose preprocessed features are wider."
     self.stats_ = dict(dx=tx.shape[1], dy=ty.shape[1])
     for s, t in (('x', tx), ('y', ty)):
         self.stats_[f'mean_{s}'] = t.mean(0)
         self.stats_[f'std_{s}'] = t.std(0).clamp_min(1e-6) if t.shape[0] > 1 else torch.ones_like(t[0])
         if self._norm() == 'pca': self.stats_[f'pcs_{s}'], self.stats_[f'pcstd_{s}'] = _pca_stats(t, self.n_components)
+        if self.input_pcs is not None and t.shape[1] > self.input_pcs:
+            p = self._preprocess(t, s)
+            self.stats_[f'inmean_{s}'], self.stats_[f'inpcs_{s}'] = p.mean(0), _pca_stats(p, self.input_pcs)[0]
 
 @patch
 def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
     "Network inputs (xs, ys), the metric spaces being aligned (mx, my) and SCOT's geodesic distances (Gx, Gy; None unless metric='geodesic')."
-    xs, ys = self._preprocess(tx, 'x'), self._preprocess(ty, 'y')
+    xs, ys = self._net_in(tx, 'x'), self._net_in(ty, 'y')
     # the metric spaces: raw features, rows L2-normalised for normalize="l2", the top principal coordinates for "pca"
     # (a rotation and a truncation; the networks see them whitened), never z-scored ones (per-feature scaling would
     # distort the geometry the GW loss compares)
-    mx, my = (xs, ys) if self._norm() == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self._norm() == 'pca' else (tx, ty)
+    mx, my = (self._preprocess(tx, 'x'), self._preprocess(ty, 'y')) if self._norm() == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self._norm() == 'pca' else (tx, ty)
     if self.metric != 'geodesic': return xs, ys, mx, my, None, None
     Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=tx.device) for s in (mx, my))
     return xs, ys, mx, my, Gx, Gy
@@ -1052,7 +1067,7 @@ def _embed(self:LearnedGW, v, side:str, name:str):
         out = [net(z) if c is None else net(z) - c for net, c in members]
         return out[0] if len(out) == 1 else torch.cat([o / sc for o, sc in zip(out, self.stats_['ens_scale'])], 1)
     rows = chunk_rows(t.shape[0], 4 * (t.shape[1] + 2 * self.hidden + 2 * self.dim * len(members)))
-    with torch.no_grad(): out = torch.cat([one(self._preprocess(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
+    with torch.no_grad(): out = torch.cat([one(self._net_in(t[i:i + rows], side)) for i in range(0, t.shape[0], rows)])
     return to_like(out, was_numpy)
 
 @patch
