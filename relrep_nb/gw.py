@@ -841,7 +841,7 @@ def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:tor
 
 # %% ../nbs/14_latent_gw.ipynb #adam0001
 class _Adam:
-    """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op (each op applied to every tensor in one `torch._foreach_*` call), so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few).
+    """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op, so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few). The tensors become views of one flat buffer (when they share a device and dtype), so that each op is one call on all of them: elementwise arithmetic does not depend on where an element lies.
 
     >>> p = torch.ones(2, requires_grad=True); opt = _Adam([p], lr=0.1)
     >>> (p ** 2).sum().backward(); opt.step(); [round(v, 6) for v in p.tolist()]   # one step of size lr against the gradient's sign
@@ -849,8 +849,17 @@ class _Adam:
     """
     def __init__(self, params, lr:float, weight_decay:float=0., betas:tuple=(0.9, 0.999), eps:float=1e-8):
         self.params, self.lr, self.wd, (self.b1, self.b2), self.eps, self.t = list(params), float(lr), float(weight_decay), betas, eps, 0
-        self.m = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
-        self.v = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        ps, self.flat = self.params, None
+        if ps and all(p.device == ps[0].device and p.dtype == ps[0].dtype for p in ps):
+            sizes = [p.numel() for p in ps]
+            with torch.no_grad():
+                self.flat = torch.cat([p.detach().reshape(-1) for p in ps])
+                for p, w in zip(ps, self.flat.split(sizes)): p.data = w.view_as(p)      # the same values, now in one buffer
+            self.mf, self.vf = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
+            self.m, self.v = ([w.view_as(p) for p, w in zip(ps, buf.split(sizes))] for buf in (self.mf, self.vf))
+        else:
+            self.m = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in ps]
+            self.v = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in ps]
 
     def zero_grad(self):
         for p in self.params: p.grad = None          # as torch.optim's default set_to_none=True
@@ -859,6 +868,12 @@ class _Adam:
     def step(self):
         self.t += 1
         step_size, bc2_sqrt = self.lr / (1 - self.b1 ** self.t), (1 - self.b2 ** self.t) ** 0.5
+        if self.flat is not None and all(p.grad is not None for p in self.params):        # every tensor: one op each on the buffers
+            g = torch.cat([p.grad.reshape(-1) for p in self.params])
+            if self.wd: self.flat.mul_(1 - self.lr * self.wd)
+            self.mf.lerp_(g, 1 - self.b1); self.vf.mul_(self.b2); self.vf.addcmul_(g, g, value=1 - self.b2)
+            den = self.vf.sqrt(); den.div_(bc2_sqrt); den.add_(self.eps)
+            self.flat.addcdiv_(self.mf, den, value=-step_size); return
         live = [(p, m, v) for p, m, v in zip(self.params, self.m, self.v) if p.grad is not None]
         if not live: return
         # the same ops in the same order, each applied to all tensors at once (one call instead of one per tensor)
