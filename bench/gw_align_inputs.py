@@ -60,9 +60,9 @@ def pair(group:str, s:int) -> tuple:
     perm = np.random.default_rng(10_000 + s).permutation(len(y))
     return x, y[perm], np.argsort(perm)
 
-def rows() -> list:
+def rows(groups:tuple=GROUPS) -> list:
     out = []
-    for group in GROUPS:
+    for group in groups:
         for s in range({'snareseq wide': 3, 'scgem wide': 6, 'fmri': 6, 'scgem': 1}[group]):
             x, y, inv = pair(group, s)
             score = lambda zx, zy: float(foscttm(zx, zy[inv]))
