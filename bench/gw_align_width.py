@@ -20,6 +20,12 @@ base when none is eligible. FOSCTTM and label transfer are reported, never used.
 follow once: `bench/gw.py align` on the PBMC pair and on SNARE-seq against POT.
 
     python bench/gw_align_width.py bench/results/gw_settings_align_width.json
+
+Measured (one thread, AMD EPYC): no candidate eligible, base stays. Narrower networks fit the fixed-point targets less
+well: hidden=64 kept GW 1.017x base on average (scGEM 1.064x, scGEM wide 1.020x, SNARE-seq halves 1.013x), CPU 0.776x;
+hidden=32 1.032x (scGEM 1.051x, SNARE-seq 1.036x), CPU 0.689x. Label transfer on the halves fell with both (SNARE-seq
+halves 0.800 -> 0.734 / 0.677, scGEM halves 0.513 -> 0.427 / 0.464), FOSCTTM moved by at most 0.003 except SNARE-seq
+wide with hidden=32 (0.389 -> 0.591: one split fell into a swap).
 """
 import sys, json, numpy as np, torch
 from threadpoolctl import threadpool_limits
