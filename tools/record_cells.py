@@ -10,7 +10,7 @@ Usage (from the repository root):
     python tools/record_cells.py nbs/17_robust.ipynb 74 75 76 [--timeout 7200]
     python tools/record_cells.py nbs/17_robust.ipynb --list     # show the slow cells and their indices
 """
-import argparse, copy, re, sys, time
+import argparse, copy, os, re, sys, time
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
@@ -38,6 +38,9 @@ def main(argv=None):
     run = copy.deepcopy(nb)
     for i in skipped:
         if i not in a.cells: run.cells[i].source = ''   # not executed
+    # a kernel started with MPLBACKEND set (e.g. Agg, as the tests use) draws no inline figures: the recorded cell would
+    # lose its plots; the kernel gets the environment without it
+    if os.environ.pop('MPLBACKEND', None) is not None: print('MPLBACKEND unset for the kernel (figures are recorded inline)')
     t0 = time.time()
     NotebookClient(run, timeout=a.timeout, kernel_name='python3', resources={'metadata': {'path': str(path.parent)}}).execute()
     nb = nbformat.read(path, 4)     # re-read: the notebook may have changed while the cells ran (another recording)
