@@ -79,21 +79,25 @@ def rows(groups:tuple=GROUPS) -> list:
     return out
 
 def summarize(rows:list) -> dict:
+    "Per group and candidate (in the order the rows give them): mean kept-GW-loss ratio to base (per run), CPU and its ratio, score +- se."
+    groups, cands = (list(dict.fromkeys(r[k] for r in rows)) for k in ('group', 'config'))
     def cell(g, c, k): return np.array([r[k] for r in rows if r['group'] == g and r['config'] == c])
     se = lambda v: float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.
     return {g: {c: dict(gw_ratio=float(np.mean(cell(g, c, 'gw') / cell(g, 'base', 'gw'))), cpu=float(cell(g, c, 'cpu').mean()),
                         cpu_ratio=float(cell(g, c, 'cpu').mean() / cell(g, 'base', 'cpu').mean()),
-                        foscttm=float(cell(g, c, 'score').mean()), foscttm_se=se(cell(g, c, 'score'))) for c in CANDS} for g in GROUPS}
+                        score=float(cell(g, c, 'score').mean()), score_se=se(cell(g, c, 'score'))) for c in cands} for g in groups}
 
-def choose(summary:dict) -> tuple:
-    stats = {c: dict(gw=float(np.mean([summary[g][c]['gw_ratio'] for g in GROUPS])), worst=max(summary[g][c]['gw_ratio'] for g in GROUPS),
-                     cpu=float(np.mean([summary[g][c]['cpu_ratio'] for g in WIDE]))) for c in CANDS if c != 'base'}
+def choose(summary:dict, cpu_groups=None) -> tuple:
+    "(per candidate: mean and worst GW ratio over every group, mean CPU ratio over `cpu_groups` (None: every group); the eligible; the chosen)."
+    gs = list(summary); cands = [c for c in summary[gs[0]] if c != 'base']
+    stats = {c: dict(gw=float(np.mean([summary[g][c]['gw_ratio'] for g in gs])), worst=max(summary[g][c]['gw_ratio'] for g in gs),
+                     cpu=float(np.mean([summary[g][c]['cpu_ratio'] for g in (cpu_groups or gs)]))) for c in cands}
     ok = [c for c, v in stats.items() if v['gw'] <= 1.01 and v['worst'] <= 1.03 and v['cpu'] <= 0.8]
     return stats, ok, (min(ok, key=lambda c: stats[c]['cpu']) if ok else 'base')
 
 if __name__ == '__main__':
     torch.set_num_threads(1)
     with threadpool_limits(1):
-        rs = rows(); summary = summarize(rs); stats, ok, chosen = choose(summary)
+        rs = rows(); summary = summarize(rs); stats, ok, chosen = choose(summary, WIDE)
     print(json.dumps(dict(summary=summary, stats=stats, eligible=ok, chosen=chosen), indent=1))
     json.dump(dict(rule=RULE, rows=rs, summary=summary, stats=stats, eligible=ok, chosen=chosen), open(sys.argv[1], 'w'), indent=1)

@@ -30,25 +30,11 @@ wide with hidden=32 (0.389 -> 0.591: one split fell into a swap).
 import sys, json, numpy as np, torch
 from threadpoolctl import threadpool_limits
 import gw_coarse_start, gw_align_inputs
+from gw_align_inputs import summarize, choose
 
 CANDS = {'base': {}, 'hidden=64': dict(hidden=64), 'hidden=32': dict(hidden=32)}
 RULE = ('eligible: mean kept-GW-loss ratio to base (per run, averaged per group, then over the seven groups) <= 1.01, <= 1.03 in '
         'every group, and mean CPU ratio (per group, averaged over the seven groups) <= 0.8; adopt the eligible one of lowest mean CPU ratio; else base')
-
-def summarize(rows:list) -> dict:
-    groups = list(dict.fromkeys(r['group'] for r in rows))
-    def cell(g, c, k): return np.array([r[k] for r in rows if r['group'] == g and r['config'] == c])
-    se = lambda v: float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.
-    return {g: {c: dict(gw_ratio=float(np.mean(cell(g, c, 'gw') / cell(g, 'base', 'gw'))), cpu=float(cell(g, c, 'cpu').mean()),
-                        cpu_ratio=float(cell(g, c, 'cpu').mean() / cell(g, 'base', 'cpu').mean()),
-                        score=float(cell(g, c, 'score').mean()), score_se=se(cell(g, c, 'score'))) for c in CANDS} for g in groups}
-
-def choose(summary:dict) -> tuple:
-    gs = list(summary)
-    stats = {c: dict(gw=float(np.mean([summary[g][c]['gw_ratio'] for g in gs])), worst=max(summary[g][c]['gw_ratio'] for g in gs),
-                     cpu=float(np.mean([summary[g][c]['cpu_ratio'] for g in gs]))) for c in CANDS if c != 'base'}
-    ok = [c for c, v in stats.items() if v['gw'] <= 1.01 and v['worst'] <= 1.03 and v['cpu'] <= 0.8]
-    return stats, ok, (min(ok, key=lambda c: stats[c]['cpu']) if ok else 'base')
 
 if __name__ == '__main__':
     torch.set_num_threads(1)
