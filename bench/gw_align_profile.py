@@ -1,7 +1,9 @@
 """Where `align`'s CPU time goes on the held-out PBMC pair (one fit, one thread), and how close its matrix products run to
 this core's own matrix-product rate. Issue #28 asks for 10x less CPU than POT's entropic GW; this says what is left.
 
-    python bench/gw_align_profile.py bench/results/gw_align_profile_pbmc.json
+    python bench/gw_align_profile.py bench/results/gw_profile_align_pbmc.json
+
+(The output is not named gw_align_*.json: the benchmarks page reads every such file as a head-to-head table.)
 
 Three passes over the same fit (seed 0, after one warm-up fit): plain (the CPU time), cProfile (time per part of the
 loop: Adam steps, plan updates, the coarse plan, restart scoring) and torch's profiler (self time of the matrix
