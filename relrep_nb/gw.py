@@ -694,9 +694,9 @@ def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     return t
 
 @patch
-def _net_in(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
-    "The networks' input for the samples `t` of `side`: the fitted preprocessing, then the top principal coordinates where `input_pcs` reduced that side at `fit`."
-    p = self._preprocess(t, side)
+def _net_in(self:LearnedGW, t:torch.Tensor, side:str, p:torch.Tensor|None=None) -> torch.Tensor:
+    "The networks' input for the samples `t` of `side`: the fitted preprocessing (or `p`, its result when already computed), then the top principal coordinates where `input_pcs` reduced that side at `fit`."
+    p = self._preprocess(t, side) if p is None else p
     return p if f'inpcs_{side}' not in self.stats_ else (p - self.stats_[f'inmean_{side}']) @ self.stats_[f'inpcs_{side}'].T
 
 @patch
@@ -741,11 +741,12 @@ def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
 @patch
 def _spaces(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor) -> tuple:
     "Network inputs (xs, ys), the metric spaces being aligned (mx, my) and SCOT's geodesic distances (Gx, Gy; None unless metric='geodesic')."
-    xs, ys = self._net_in(tx, 'x'), self._net_in(ty, 'y')
+    px, py = self._preprocess(tx, 'x'), self._preprocess(ty, 'y')
+    xs, ys = self._net_in(tx, 'x', px), self._net_in(ty, 'y', py)
     # the metric spaces: raw features, rows L2-normalised for normalize="l2", the top principal coordinates for "pca"
     # (a rotation and a truncation; the networks see them whitened), never z-scored ones (per-feature scaling would
     # distort the geometry the GW loss compares)
-    mx, my = (self._preprocess(tx, 'x'), self._preprocess(ty, 'y')) if self._norm() == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self._norm() == 'pca' else (tx, ty)
+    mx, my = (px, py) if self._norm() == 'l2' else (self._pcs(tx, 'x'), self._pcs(ty, 'y')) if self._norm() == 'pca' else (tx, ty)
     if self.metric != 'geodesic': return xs, ys, mx, my, None, None
     Gx, Gy = (torch.as_tensor(graph_distances(s, self.k, normalize=False), dtype=torch.float32, device=tx.device) for s in (mx, my))
     return xs, ys, mx, my, Gx, Gy
