@@ -1,0 +1,53 @@
+"""Study: `align`'s training steps with bfloat16 matrix products (`LearnedGW(precision="bfloat16")`). A rule fixed before the run.
+
+The networks' matrix products are about half of an `align` fit on small data (`bench/gw_align_profile.py`: on the held-out
+PBMC pair, 930 Adam steps of two 3-layer networks on ~380 genes). This core (AMD EPYC, AVX512-BF16) multiplies bfloat16
+matrices at ~190 GFLOP/s against ~95 for float32 (the networks' largest product, timed alone). With
+`precision="bfloat16"` the fixed-point steps round the inputs, weights and output gradients to bfloat16 for their
+products (accumulated in float32, returned as float32); the weights, Adam's moments, the plans, the GW targets and every
+embedding stay float32. bfloat16 keeps 8 bits of mantissa, so each product carries ~0.4 % relative noise: whether the
+networks still fit the fixed-point targets as well is what the kept GW loss tells.
+
+Groups: the seven tuning groups of the earlier `align` studies, none from PBMC (held out):
+    snareseq halves, scgem halves, snareseq, scgem     as bench/gw_coarse_start.py `study_rows` builds them
+    snareseq wide, scgem wide, fmri                    as bench/gw_align_inputs.py `rows` builds them (400- and 100-feature sides)
+
+Candidates (on top of ALIGN_CONFIG): precision="bfloat16". One thread for torch and every BLAS/OpenMP pool, runs one
+after another in one process.
+
+Rule (RULE): the candidate is eligible if its mean kept-GW-loss ratio to base (per run, averaged per group, then over
+the seven groups) is <= 1.01, its ratio in every group is <= 1.03, and its mean CPU ratio to base (per group, then
+averaged over the seven groups) is <= 0.9 (bfloat16 changes no setting of the model, only the rounding of its products,
+so a smaller saving than the 0.8 asked of model changes is enough). Adopted: ALIGN_CONFIG['precision'] = 'auto'
+(bfloat16 where the device multiplies it natively, float32 elsewhere, so that no machine gets slower); base when not
+eligible. FOSCTTM and label transfer are reported, never used. If adopted, the held-out checks follow once: `bench/gw.py
+align` on the PBMC pair and on SNARE-seq against POT.
+
+    cd bench && python gw_align_precision.py results/gw_settings_align_precision.json
+"""
+import sys, json, numpy as np, torch
+from threadpoolctl import threadpool_limits
+import gw_coarse_start, gw_align_inputs
+from gw_align_inputs import summarize
+
+CANDS = {'base': {}, 'precision=bfloat16': dict(precision='bfloat16')}
+RULE = ('eligible: mean kept-GW-loss ratio to base (per run, averaged per group, then over the seven groups) <= 1.01, <= 1.03 in '
+        'every group, and mean CPU ratio (per group, averaged over the seven groups) <= 0.9; adopted as ALIGN_CONFIG precision="auto"; else base')
+
+def choose(summary:dict) -> tuple:
+    "(per candidate: mean and worst GW ratio over every group, mean CPU ratio; the eligible; the chosen)."
+    gs = list(summary); cands = [c for c in summary[gs[0]] if c != 'base']
+    stats = {c: dict(gw=float(np.mean([summary[g][c]['gw_ratio'] for g in gs])), worst=max(summary[g][c]['gw_ratio'] for g in gs),
+                     cpu=float(np.mean([summary[g][c]['cpu_ratio'] for g in gs]))) for c in cands}
+    ok = [c for c, v in stats.items() if v['gw'] <= 1.01 and v['worst'] <= 1.03 and v['cpu'] <= 0.9]
+    return stats, ok, (min(ok, key=lambda c: stats[c]['cpu']) if ok else 'base')
+
+if __name__ == '__main__':
+    torch.set_num_threads(1)
+    import ot  # noqa: F401  (imported once before any timing: every candidate's coarse restart uses POT)
+    gw_align_inputs.CANDS = CANDS
+    with threadpool_limits(1):
+        rs = gw_coarse_start.study_rows(CANDS) + gw_align_inputs.rows(gw_align_inputs.WIDE)
+        summary = summarize(rs); stats, ok, chosen = choose(summary)
+    print(json.dumps(dict(summary=summary, stats=stats, eligible=ok, chosen=chosen), indent=1))
+    json.dump(dict(rule=RULE, rows=rs, summary=summary, stats=stats, eligible=ok, chosen=chosen), open(sys.argv[1], 'w'), indent=1)
