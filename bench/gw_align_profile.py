@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 from relrep_nb.gw import align
 from relrep_nb.experiments.latent_gw import pbmc_unpaired
 
-PARTS = {'Adam steps (networks forward, backward, update)': ('_step_loss', 'run_backward', 'step', '_step_block'),
+PARTS = {'Adam steps (networks forward, backward, update)': ('_step_loss', 'run_backward', '_fixed_point_step', 'step', '_step_block'),
          'plan updates (Sinkhorn, GW target)': ('_plan_target',), 'coarse plan (k-means, POT on 64 clusters)': ('_coarse_target',),
          'restart scoring': ('_restart_gw',), 'geodesic graphs and preprocessing': ('_prepare',)}
 

@@ -571,13 +571,14 @@ class LearnedGW(TensorState):
                  progress:bool|None=None, # progress bar over the restarts' steps; None: one that appears when fitting lasts over 2 s
                  prune_restarts:float|None=None, # after this fraction of `n_steps` only the restart of lowest GW loss goes on (the others stop there); None: every restart runs all its steps
                  tol:float|None=None, # early stopping: after the annealing, a restart stops once the GW loss at a plan update improved by less than `tol` (relative) on the previous one; None: all `n_steps`
+                 precision:str='float32', # dtype of the networks' matrix products in the fixed-point training steps: "float32"; "bfloat16" (inputs, weights and gradients rounded to it for the products, accumulated in float32 and returned as float32: about half the cost where the device multiplies bfloat16 natively, CPUs with AVX512-BF16 or AMX and recent GPUs; the weights, the plans and every embedding stay float32); "auto": bfloat16 where the device multiplies it natively, else float32. objective="fixed_point" with spectral_reg=0 only
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts, self.shared_layers, self.ensemble = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts, shared_layers, ensemble
-        self.step_batch, self.input_pcs = step_batch, input_pcs
+        self.step_batch, self.input_pcs, self.precision = step_batch, input_pcs, precision
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -590,7 +591,9 @@ def _check_params(self:LearnedGW):
     "Validate the parameters (when `fit` starts, and on a loaded file): a `ValueError`/`TypeError` naming the parameter."
     check_choice(self.metric, 'metric', ('euclidean', 'geodesic'))
     check_choice(self.normalize, 'normalize', ('auto', 'standard', 'pca', 'l2', None))
-    check_choice(self.objective, 'objective', ('fixed_point', 'direct'))
+    check_choice(self.objective, 'objective', ('fixed_point', 'direct')); check_choice(self.precision, 'precision', ('float32', 'bfloat16', 'auto'))
+    if self.precision == 'bfloat16' and (self.objective != 'fixed_point' or self.spectral_reg > 0):
+        raise ValueError(f"precision='bfloat16' applies to the fixed-point steps: it needs objective='fixed_point' and spectral_reg=0, got {self.objective!r} and {self.spectral_reg!r}")
     for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
         check_int(getattr(self, nm), nm, min=1)
     check_int(self.n_steps, 'n_steps', min=0); check_seed(self.seed, 'seed')
@@ -831,18 +834,109 @@ def _step_loss(c:dict, f, g, xb, yb, Dx, Dy, G, eps:float, L, v=None) -> tuple:
     return total, loss, v
 
 # %% ../nbs/14_latent_gw.ipynb #stepblk1
-def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:torch.Tensor|None, sb:int|None) -> tuple:
-    "(rows of x, rows of y, target) that one fixed-point step fits: a random `sb` x `sb` block of the target `G`, double-centred and of unit norm again, with its rows; the whole batch when `sb` is None or covers it."
+def _centred_norm(M:torch.Tensor) -> float:
+    "Frobenius norm of `_double_center(M)` without forming it: |M|^2 - m |row means|^2 - n |column means|^2 + nm mean^2 (1e-12 when it is 0)."
+    (n, m), r, c = M.shape, M.mean(1), M.mean(0)
+    mm, rr, cc, mu = torch.stack([torch.vdot(M.reshape(-1), M.reshape(-1)), torch.vdot(r, r), torch.vdot(c, c), r.mean()]).tolist()
+    return max(mm - m * rr - n * cc + n * m * mu * mu, 0.) ** 0.5 or 1e-12
+
+def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:torch.Tensor|None, sb:int|None, centre:bool=True) -> tuple:
+    "(rows of x, rows of y, target, scale) that one fixed-point step fits: a random `sb` x `sb` block of the target `G` with its rows, the block double-centred and of unit norm again (scale 1); `centre=False`: the block as drawn and, as `scale`, the norm it has once double-centred (for a loss that ignores row and column means); the whole batch (scale 1) when `sb` is None or covers it."
     bx, by = xb.shape[0], yb.shape[0]
-    if sb is None or max(bx, by) <= sb: return xb, yb, G
+    if sb is None or max(bx, by) <= sb: return xb, yb, G, 1.0
     I, J = (torch.as_tensor(np.sort(rng.choice(b, min(sb, b), replace=False)), device=xb.device) for b in (bx, by))
-    Gs = _double_center(G.index_select(0, I).index_select(1, J))      # index_select: the same entries, ~5x faster than G[I][:, J]
-    return xb.index_select(0, I), yb.index_select(0, J), Gs / Gs.norm().clamp_min(1e-12)
+    M = G.index_select(0, I).index_select(1, J)      # index_select: the same entries, ~5x faster than G[I][:, J]
+    xs, ys = xb.index_select(0, I), yb.index_select(0, J)
+    if not centre: return xs, ys, M, _centred_norm(M)
+    Gs = _double_center(M)
+    return xs, ys, Gs / Gs.norm().clamp_min(1e-12), 1.0
+
+
+# %% ../nbs/14_latent_gw.ipynb #fpstep01
+def _plain_mlp(net) -> bool:
+    "Whether `net` has `_mlp`'s layout (Linear, then LayerNorm + ReLU + Linear repeated), whose gradients `_fixed_point_step` writes by hand."
+    m = list(net) if isinstance(net, nn.Sequential) else []
+    return (len(m) % 3 == 1 and all(type(l) is nn.Linear and l.bias is not None for l in m[::3])
+            and all(type(l) is nn.LayerNorm and l.elementwise_affine and l.bias is not None for l in m[1::3])
+            and all(type(l) is nn.ReLU for l in m[2::3]))
+
+
+# %% ../nbs/14_latent_gw.ipynb #fpstep03
+def _linear(h:torch.Tensor, lin:nn.Linear, dtype:torch.dtype|None) -> tuple:
+    "(lin(h) in float32, h and the weight as multiplied): the product in `dtype` (h, the weight and the bias rounded to it, the result back in float32); in h's own dtype when `dtype` is None."
+    if dtype is None: return torch.nn.functional.linear(h, lin.weight, lin.bias), h, lin.weight
+    hc, w = h.to(dtype), lin.weight.to(dtype)
+    return torch.addmm(lin.bias.to(dtype), hc, w.t()).float(), hc, w
+
+def _mlp_forward(net:nn.Sequential, x:torch.Tensor, dtype:torch.dtype|None=None) -> tuple:
+    "`net(x)` of a `_plain_mlp`, without autograd, its matrix products in `dtype` (`_linear`): (output, what `_mlp_backward` needs: per linear layer its input, the input and weight as multiplied, and for a hidden layer its pre-norm values, mean and 1/std)."
+    saved, h = [], x
+    for lin, ln in zip(net[:-1:3], net[1::3]):
+        z, hc, w = _linear(h, lin, dtype)
+        y, mu, rs = torch.native_layer_norm(z, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
+        saved.append((h, hc, w, z, mu, rs)); h = torch.relu(y)
+    out, hc, w = _linear(h, net[-1], dtype)
+    saved.append((h, hc, w))
+    return out, saved
+
+
+# %% ../nbs/14_latent_gw.ipynb #fpstep04
+def _add_grad(p:torch.Tensor, t:torch.Tensor):
+    "Add `t` to `p.grad` (a module shared by f and g gets the sum of both sides' gradients)."
+    p.grad = t if p.grad is None else p.grad.add_(t)
+
+def _mlp_backward(net:nn.Sequential, d:torch.Tensor, saved:list, dtype:torch.dtype|None=None):
+    "Backpropagate the output gradient `d` through a `_plain_mlp` (with `_mlp_forward`'s `saved`, the products in the same `dtype`): the parameters' gradients (float32) are added to their `.grad`; the autograd kernels, called directly."
+    for i in reversed(range(len(saved))):
+        lin, (h, hc, w) = net[3 * i], saved[i][:3]
+        dc = d if dtype is None else d.to(dtype)
+        _add_grad(lin.weight, dc.t().mm(hc).float()); _add_grad(lin.bias, d.sum(0))
+        if i == 0: return                                   # the inputs need no gradient
+        ln, (z, mu, rs) = net[3 * i - 2], saved[i - 1][3:]
+        dy = torch.ops.aten.threshold_backward(dc.mm(w).float(), h, 0)       # through the ReLU (h: its output)
+        d, dw, db = torch.ops.aten.native_layer_norm_backward(dy, z, ln.normalized_shape, mu, rs, ln.weight, ln.bias, [True, True, True])
+        _add_grad(ln.weight, dw); _add_grad(ln.bias, db)
+
+
+# %% ../nbs/14_latent_gw.ipynb #fpstep05
+def _fixed_point_step(f:nn.Sequential, g:nn.Sequential, # two `_plain_mlp`s
+                      xs:torch.Tensor, ys:torch.Tensor, # the rows of each side that the step fits
+                      M:torch.Tensor, # (len(xs), len(ys)) target block; its row and column means are ignored
+                      scale=1.0, # the norm of `M` double-centred (`_step_block(..., centre=False)`)
+                      dtype:torch.dtype|None=None, # the networks' matrix products in this dtype (`_linear`); None: in the inputs'
+                     ) -> float: # the loss
+    """The fixed-point loss of `_step_loss`, 1 - <Cc, M / scale> / |Cc| (Cc: the double-centred squared distances between f(xs) and g(ys)), with its gradient written to the parameters' `.grad` by hand: the same derivatives as autograd's, in fewer and larger operations, and no n x m matrix of the block besides `M`.
+
+    With a = f(xs), b = g(ys) centred, A = aᵀa, B = bᵀb, num = <a, M b> / scale and s = <A, B>^½ (|Cc| = 2 s), the
+    loss is 1 + num / s, and its gradient in a is M b / (scale s) - num a B / s³ (in b: Mᵀ a / (scale s) - num b A / s³).
+    """
+    with torch.no_grad():
+        a, sa = _mlp_forward(f, xs, dtype); b, sb = _mlp_forward(g, ys, dtype)
+        a, b, M = a - a.mean(0), b - b.mean(0), M.float()
+        Mb, Ma = M @ b, M.t() @ a
+        A, B = a.t() @ a, b.t() @ b
+        num, S = torch.stack([torch.vdot(a.view(-1), Mb.view(-1)), torch.vdot(A.view(-1), B.view(-1))]).tolist()   # one sync
+        num, s = num / float(scale), max(S, 1e-24) ** 0.5
+        k = num / s ** 3 if S > 1e-24 else 0.                  # the clamp passes no gradient below 1e-24
+        da, db = torch.addmm(Mb, a, B, beta=1 / (float(scale) * s), alpha=-k), torch.addmm(Ma, b, A, beta=1 / (float(scale) * s), alpha=-k)
+        _mlp_backward(f, da.sub_(da.mean(0)), sa, dtype); _mlp_backward(g, db.sub_(db.mean(0)), sb, dtype)    # through the centring
+        return 1 + num / s
+
+
+# %% ../nbs/14_latent_gw.ipynb #adam0003
+def _fused_adam(opt, g:torch.Tensor) -> bool:
+    "One step of torch's fused Adam (AdamW with weight decay) kernel on `opt`'s flat buffers (an `_Adam`) for the flat gradient `g`, as `torch.optim.Adam(fused=True)` takes it; False (nothing done) where torch or the device has no such kernel."
+    fused = getattr(torch, '_fused_adamw_' if opt.wd else '_fused_adam_', None)
+    if fused is None or opt.flat.device.type not in ('cpu', 'cuda'): return False
+    t = torch.full((), float(opt.t), device=opt.flat.device)          # the step count, as torch.optim keeps it
+    fused([opt.flat], [g], [opt.mf], [opt.vf], [], [t], lr=opt.lr, beta1=opt.b1, beta2=opt.b2, weight_decay=opt.wd,
+          eps=opt.eps, amsgrad=False, maximize=False)
+    return True
 
 
 # %% ../nbs/14_latent_gw.ipynb #adam0001
 class _Adam:
-    """Adam (AdamW with `weight_decay`) on a list of tensors: the arithmetic of `torch.optim.Adam`'s single-tensor path, op for op, so fits are bit-identical; without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few). The tensors become views of one flat buffer (when they share a device and dtype), so that each op is one call on all of them: elementwise arithmetic does not depend on where an element lies.
+    """Adam (AdamW with `weight_decay`) on a list of tensors, without `torch.optim`, whose first use imports ~800 modules (about 1 CPU-second of a fit that lasts a few). The tensors become views of one flat buffer (when they share a device and dtype), and a step is torch's fused Adam kernel on it (the arithmetic of `torch.optim.Adam(fused=True)`: one pass over the parameters, a third of the time of the single-tensor path's eight); otherwise the single-tensor path's ops, each applied to all tensors at once.
 
     >>> p = torch.ones(2, requires_grad=True); opt = _Adam([p], lr=0.1)
     >>> (p ** 2).sum().backward(); opt.step(); [round(v, 6) for v in p.tolist()]   # one step of size lr against the gradient's sign
@@ -871,6 +965,7 @@ class _Adam:
         step_size, bc2_sqrt = self.lr / (1 - self.b1 ** self.t), (1 - self.b2 ** self.t) ** 0.5
         if self.flat is not None and all(p.grad is not None for p in self.params):        # every tensor: one op each on the buffers
             g = torch.cat([p.grad.reshape(-1) for p in self.params])
+            if _fused_adam(self, g): return
             if self.wd: self.flat.mul_(1 - self.lr * self.wd)
             self.mf.lerp_(g, 1 - self.b1); self.vf.mul_(self.b2); self.vf.addcmul_(g, g, value=1 - self.b2)
             den = self.vf.sqrt(); den.div_(bc2_sqrt); den.add_(self.eps)
@@ -936,6 +1031,31 @@ def _coarse_target(Dx:torch.Tensor, Dy:torch.Tensor, n_clusters:int, seed:int) -
     with torch.no_grad(): return _gw_target(coarse_plan(Dx, Dy, n_clusters, seed).to(device=Dx.device, dtype=Dx.dtype), Dx, Dy)
 
 
+# %% ../nbs/14_latent_gw.ipynb #bf16dt01
+def _native_bf16(device:torch.device) -> bool:
+    "Whether `device` multiplies bfloat16 matrices natively (CPU: AVX512-BF16 or AMX tiles; CUDA: compute capability 8 or more), so that `precision='auto'` picks bfloat16."
+    if device.type == 'cpu':
+        return any(bool(getattr(torch.cpu, nm, lambda: False)()) for nm in ('_is_avx512_bf16_supported', '_is_amx_tile_supported'))
+    if device.type == 'cuda': return torch.cuda.get_device_capability(device)[0] >= 8
+    return False
+
+@patch
+def _step_dtype(self:LearnedGW, device:torch.device) -> torch.dtype|None:
+    "The dtype of the fixed-point steps' matrix products on `device` (`precision`): None for float32 (the inputs' own)."
+    bf = self.precision == 'bfloat16' or (self.precision == 'auto' and _native_bf16(device))
+    return torch.bfloat16 if bf and self.objective == 'fixed_point' and self.spectral_reg == 0 else None
+
+
+# %% ../nbs/14_latent_gw.ipynb #adamstp1
+def _adam_step(c:dict, opt:_Adam, fast:bool, f, g, xs, ys, Dx, Dy, G, scale, eps:float, L, v=None, dtype=None) -> tuple:
+    "One Adam step on the rows `xs`, `ys` and the target block `G` (parameters `c`): gradients by hand (`_fixed_point_step`, products in `dtype`) when `fast`, else by autograd through `_step_loss`; (GW loss of the plan for objective='direct' else None, warm start of the next direct plan)."
+    opt.zero_grad()
+    if fast: _fixed_point_step(f, g, xs, ys, G, scale, dtype); opt.step(); return None, v
+    total, direct, w = _step_loss(c, f, g, xs, ys, Dx, Dy, G, eps, L, v)
+    total.backward(); opt.step()
+    return direct, w
+
+
 # %% ../nbs/14_latent_gw.ipynb #b7578722
 @patch
 def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:bool=False):
@@ -947,11 +1067,11 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
     rng = np.random.default_rng(seed)
     wd, params = float(c['weight_decay']), list({id(p): p for p in [*f.parameters(), *g.parameters()]}.values())   # shared ones once
     opt = _Adam(params, lr=c['lr'], weight_decay=wd)
-    nx, ny = xs.shape[0], ys.shape[0]
-    bx, by = min(c['batch_size'], nx), min(c['batch_size'], ny)
-    full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
+    (nx, ny), bs = (xs.shape[0], ys.shape[0]), c['batch_size']
+    bx, by = min(bs, nx), min(bs, ny); full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
     hist, v, G, L, Dx, prev = np.zeros((c['n_steps'], 3)), None, None, None, None, None
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
+    fast = c['objective'] == 'fixed_point' and c['spectral_reg'] == 0 and _plain_mlp(f) and _plain_mlp(g)   # gradients by hand
     f.train(); g.train()
     for step in range(c['n_steps']):
         eps = anneal_schedule(step, c['n_steps'], *self._eps_range(), c['anneal'])
@@ -960,15 +1080,15 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
                 ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
                 iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
                 xb, yb = xs[ix], ys[iy]
+                xq, yq = (xb, yb) if (dt := self._step_dtype(dev) if fast else None) is None else (xb.to(dt), yb.to(dt))   # steps' inputs, rounded once
                 Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
                 if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point' and coarse and step == 0: G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
             elif c['objective'] == 'fixed_point':
                 G, loss, v = _plan_target(f, g, xb, yb, Dx, Dy, eps, v if full else None, c['n_iter'])
-        xs_, ys_, Gs = _step_block(rng, xb, yb, G, c['step_batch'])
-        total, direct, w = _step_loss(c, f, g, xs_, ys_, Dx, Dy, Gs, eps, L, v if full else None)
+        xs_, ys_, Gs, sc = _step_block(rng, xq, yq, G, c['step_batch'], centre=not fast)
+        direct, w = _adam_step(c, opt, fast, f, g, xs_, ys_, Dx, Dy, Gs, sc, eps, L, v if full else None, dt)
         if direct is not None: v = w
-        opt.zero_grad(); total.backward(); opt.step()
         hist[step] = step, eps, float((loss if direct is None else direct).detach())
         if bar is not None: bar.update(1)
         yield f, g, hist[:step + 1]
