@@ -24,6 +24,14 @@ eligible. FOSCTTM and label transfer are reported, never used. If adopted, the h
 align` on the PBMC pair and on SNARE-seq against POT.
 
     cd bench && python gw_align_precision.py results/gw_settings_align_precision.json
+
+Measured (one thread, AMD EPYC with AVX512-BF16, ~6 min): not eligible, base stays (`precision` remains an option,
+"float32" by default). The kept GW loss is unchanged (0.9999x base on average, worst group scGEM halves 1.0084x), but
+the CPU time rose to 1.133x on average: 0.93x on SNARE-seq wide and 0.98x on SNARE-seq (where the plan updates dominate),
+1.00x on scGEM wide, and 1.08-1.48x on the narrow sides (scGEM's 34 and 27 features, SNARE-seq halves' 10 and 19,
+fMRI's 100), whose first-layer products are small: rounding the inputs, weights and gradients to bfloat16 costs more
+than the faster products save. FOSCTTM and label transfer moved by at most 0.015. On the held-out PBMC pair (382 and 383
+genes, not part of the rule) bfloat16 took 3.9-4.0 CPU-s per fit against 4.3-4.5 for float32 in alternating runs.
 """
 import sys, json, numpy as np, torch
 from threadpoolctl import threadpool_limits
