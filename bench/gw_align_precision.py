@@ -33,10 +33,8 @@ fMRI's 100), whose first-layer products are small: rounding the inputs, weights 
 than the faster products save. FOSCTTM and label transfer moved by at most 0.015. On the held-out PBMC pair (382 and 383
 genes, not part of the rule) bfloat16 took 3.9-4.0 CPU-s per fit against 4.3-4.5 for float32 in alternating runs.
 """
-import sys, json, numpy as np, torch
-from threadpoolctl import threadpool_limits
-import gw_coarse_start, gw_align_inputs
-from gw_align_inputs import summarize
+import sys, numpy as np
+from gw_align_width import main as run_study
 
 CANDS = {'base': {}, 'precision=bfloat16': dict(precision='bfloat16')}
 RULE = ('eligible: mean kept-GW-loss ratio to base (per run, averaged per group, then over the seven groups) <= 1.01, <= 1.03 in '
@@ -50,12 +48,4 @@ def choose(summary:dict) -> tuple:
     ok = [c for c, v in stats.items() if v['gw'] <= 1.01 and v['worst'] <= 1.03 and v['cpu'] <= 0.9]
     return stats, ok, (min(ok, key=lambda c: stats[c]['cpu']) if ok else 'base')
 
-if __name__ == '__main__':
-    torch.set_num_threads(1)
-    import ot  # noqa: F401  (imported once before any timing: every candidate's coarse restart uses POT)
-    gw_align_inputs.CANDS = CANDS
-    with threadpool_limits(1):
-        rs = gw_coarse_start.study_rows(CANDS) + gw_align_inputs.rows(gw_align_inputs.WIDE)
-        summary = summarize(rs); stats, ok, chosen = choose(summary)
-    print(json.dumps(dict(summary=summary, stats=stats, eligible=ok, chosen=chosen), indent=1))
-    json.dump(dict(rule=RULE, rows=rs, summary=summary, stats=stats, eligible=ok, chosen=chosen), open(sys.argv[1], 'w'), indent=1)
+if __name__ == '__main__': run_study(CANDS, RULE, sys.argv[1], choose)

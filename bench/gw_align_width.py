@@ -36,12 +36,15 @@ CANDS = {'base': {}, 'hidden=64': dict(hidden=64), 'hidden=32': dict(hidden=32)}
 RULE = ('eligible: mean kept-GW-loss ratio to base (per run, averaged per group, then over the seven groups) <= 1.01, <= 1.03 in '
         'every group, and mean CPU ratio (per group, averaged over the seven groups) <= 0.8; adopt the eligible one of lowest mean CPU ratio; else base')
 
-if __name__ == '__main__':
+def main(cands:dict, rule:str, out:str, choose=choose):
+    "Run `cands` (name -> align settings, 'base' first) on the seven tuning groups, one thread; summarise, apply `choose`, write `out`."
     torch.set_num_threads(1)
     import ot  # noqa: F401  (imported once before any timing: every candidate's coarse restart uses POT)
-    gw_align_inputs.CANDS = CANDS
+    gw_align_inputs.CANDS = cands
     with threadpool_limits(1):
-        rs = gw_coarse_start.study_rows(CANDS) + gw_align_inputs.rows(gw_align_inputs.WIDE)
+        rs = gw_coarse_start.study_rows(cands) + gw_align_inputs.rows(gw_align_inputs.WIDE)
         summary = summarize(rs); stats, ok, chosen = choose(summary)
     print(json.dumps(dict(summary=summary, stats=stats, eligible=ok, chosen=chosen), indent=1))
-    json.dump(dict(rule=RULE, rows=rs, summary=summary, stats=stats, eligible=ok, chosen=chosen), open(sys.argv[1], 'w'), indent=1)
+    json.dump(dict(rule=rule, rows=rs, summary=summary, stats=stats, eligible=ok, chosen=chosen), open(out, 'w'), indent=1)
+
+if __name__ == '__main__': main(CANDS, RULE, sys.argv[1])
