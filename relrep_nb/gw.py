@@ -1041,9 +1041,8 @@ def _native_bf16(device:torch.device) -> bool:
 
 @patch
 def _step_dtype(self:LearnedGW, device:torch.device) -> torch.dtype|None:
-    "The dtype of the fixed-point steps' matrix products on `device` (`precision`): None for float32 (the inputs' own)."
-    bf = self.precision == 'bfloat16' or (self.precision == 'auto' and _native_bf16(device))
-    return torch.bfloat16 if bf and self.objective == 'fixed_point' and self.spectral_reg == 0 else None
+    "The dtype of the fixed-point steps' matrix products on `device` (`precision`; `_fit_run` asks only for those steps): None for float32 (the inputs' own)."
+    return torch.bfloat16 if self.precision == 'bfloat16' or (self.precision == 'auto' and _native_bf16(device)) else None
 
 
 # %% ../nbs/14_latent_gw.ipynb #adamstp1
@@ -1066,13 +1065,13 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
         f, g = (n.to(dev) for n in _nets(xs.shape[1], ys.shape[1], c['hidden'], c['dim'], c['n_layers'], c['shared_layers']))
     rng = np.random.default_rng(seed)
     wd, params = float(c['weight_decay']), list({id(p): p for p in [*f.parameters(), *g.parameters()]}.values())   # shared ones once
-    opt = _Adam(params, lr=c['lr'], weight_decay=wd)
+    opt = _Adam(params, lr=c['lr'], weight_decay=wd); f.train(); g.train()
     (nx, ny), bs = (xs.shape[0], ys.shape[0]), c['batch_size']
     bx, by = min(bs, nx), min(bs, ny); full = bx == nx and by == ny            # full batch: the Sinkhorn scaling is warm-started across plan updates
     hist, v, G, L, Dx, prev = np.zeros((c['n_steps'], 3)), None, None, None, None, None
     every = c['plan_every'] if c['objective'] == 'fixed_point' else 1
     fast = c['objective'] == 'fixed_point' and c['spectral_reg'] == 0 and _plain_mlp(f) and _plain_mlp(g)   # gradients by hand
-    f.train(); g.train()
+    dt = self._step_dtype(dev) if fast else None      # the fast steps' product dtype (None: float32)
     for step in range(c['n_steps']):
         eps = anneal_schedule(step, c['n_steps'], *self._eps_range(), c['anneal'])
         if step % every == 0:
@@ -1080,7 +1079,7 @@ def _fit_run(self:LearnedGW, xs, ys, mx, my, Gx, Gy, seed:int, bar=None, coarse:
                 ix = torch.as_tensor(rng.choice(nx, bx, replace=False) if bx < nx else np.arange(nx), device=dev)
                 iy = torch.as_tensor(rng.choice(ny, by, replace=False) if by < ny else np.arange(ny), device=dev)
                 xb, yb = xs[ix], ys[iy]
-                xq, yq = (xb, yb) if (dt := self._step_dtype(dev) if fast else None) is None else (xb.to(dt), yb.to(dt))   # steps' inputs, rounded once
+                xq, yq = (xb, yb) if dt is None else (xb.to(dt), yb.to(dt))     # the steps' inputs, rounded once per batch
                 Dx, Dy = _batch_dists(mx[ix], Gx, ix, c['rank']), _batch_dists(my[iy], Gy, iy, c['rank'])
                 if c['spectral_reg'] > 0: L = knn_laplacian(Dx, c['k']), knn_laplacian(Dy, c['k'])
             if c['objective'] == 'fixed_point' and coarse and step == 0: G, loss = _coarse_target(Dx, Dy, c['coarse_start'], seed)
