@@ -572,13 +572,14 @@ class LearnedGW(TensorState):
                  prune_restarts:float|None=None, # after this fraction of `n_steps` only the restart of lowest GW loss goes on (the others stop there); None: every restart runs all its steps
                  tol:float|None=None, # early stopping: after the annealing, a restart stops once the GW loss at a plan update improved by less than `tol` (relative) on the previous one; None: all `n_steps`
                  precision:str='float32', # dtype of the networks' matrix products in the fixed-point training steps: "float32"; "bfloat16" (inputs, weights and gradients rounded to it for the products, accumulated in float32 and returned as float32: about half the cost where the device multiplies bfloat16 natively, CPUs with AVX512-BF16 or AMX and recent GPUs; the weights, the plans and every embedding stay float32); "auto": bfloat16 where the device multiplies it natively, else float32. objective="fixed_point" with spectral_reg=0 only
+                 precision_layers:str='all', # which linear layers of f and g `precision` rounds: "all", or "first" (the layers that read the samples, whose inputs are rounded once per minibatch: the largest products on wide data, and no rounding of hidden activations in each step)
                  coarse_start:int|None=None, # "fixed_point": one more restart, whose first target is the plan of a coarse GW problem between this many clusters per side, solved globally (`coarse_plan`; needs POT and scikit-learn); None: random restarts only
                  **kw): # `sinkhorn_iter` (deprecated spelling of `n_iter`)
         if set(kw := renamed_kwargs('LearnedGW', kw, sinkhorn_iter='n_iter')) - {'n_iter'}: raise TypeError(f"LearnedGW() got unexpected keyword argument(s) {sorted(set(kw) - {'n_iter'})}")
         self.dim, self.hidden, self.n_layers, self.metric, self.k, self.rank, self.coarse_start, self.normalize, self.n_components = dim, hidden, n_layers, metric, k, rank, coarse_start, normalize, n_components
         self.eps_start, self.eps_end, self.anneal, self.n_steps, self.batch_size, self.n_iter, self.plan_every, self.n_restarts, self.objective = eps_start, eps_end, anneal, n_steps, batch_size, kw.get('n_iter', n_iter), plan_every, n_restarts, objective
         self.spectral_reg, self.lr, self.weight_decay, self.seed, self.device, self.progress, self.tol, self.prune_restarts, self.shared_layers, self.ensemble = spectral_reg, lr, weight_decay, seed, device, progress, tol, prune_restarts, shared_layers, ensemble
-        self.step_batch, self.input_pcs, self.precision = step_batch, input_pcs, precision
+        self.step_batch, self.input_pcs, self.precision, self.precision_layers = step_batch, input_pcs, precision, precision_layers
 
     def gw_loss(self, x, y, eps:float|None=None, metric:str|None=None, rank:bool|None=None) -> float:
         "Unsupervised loss of the inductive plan on (x, y): its GW loss against their own distances, lower is better (arguments as in `score`, which is minus it)."
@@ -592,6 +593,7 @@ def _check_params(self:LearnedGW):
     check_choice(self.metric, 'metric', ('euclidean', 'geodesic'))
     check_choice(self.normalize, 'normalize', ('auto', 'standard', 'pca', 'l2', None))
     check_choice(self.objective, 'objective', ('fixed_point', 'direct')); check_choice(self.precision, 'precision', ('float32', 'bfloat16', 'auto'))
+    check_choice(self.precision_layers, 'precision_layers', ('all', 'first'))
     if self.precision == 'bfloat16' and (self.objective != 'fixed_point' or self.spectral_reg > 0):
         raise ValueError(f"precision='bfloat16' applies to the fixed-point steps: it needs objective='fixed_point' and spectral_reg=0, got {self.objective!r} and {self.spectral_reg!r}")
     for nm in ('dim', 'hidden', 'n_layers', 'k', 'batch_size', 'n_iter', 'plan_every', 'n_restarts', 'n_components'):
@@ -868,14 +870,14 @@ def _linear(h:torch.Tensor, lin:nn.Linear, dtype:torch.dtype|None) -> tuple:
     hc, w = h.to(dtype), lin.weight.to(dtype)
     return torch.addmm(lin.bias.to(dtype), hc, w.t()).float(), hc, w
 
-def _mlp_forward(net:nn.Sequential, x:torch.Tensor, dtype:torch.dtype|None=None) -> tuple:
-    "`net(x)` of a `_plain_mlp`, without autograd, its matrix products in `dtype` (`_linear`): (output, what `_mlp_backward` needs: per linear layer its input, the input and weight as multiplied, and for a hidden layer its pre-norm values, mean and 1/std)."
+def _mlp_forward(net:nn.Sequential, x:torch.Tensor, dtype:torch.dtype|None=None, first:bool=False) -> tuple:
+    "`net(x)` of a `_plain_mlp`, without autograd, its matrix products in `dtype` (`_linear`; `first`: only the first layer's, the others in float32): (output, what `_mlp_backward` needs: per linear layer its input, the input and weight as multiplied, and for a hidden layer its pre-norm values, mean and 1/std)."
     saved, h = [], x
-    for lin, ln in zip(net[:-1:3], net[1::3]):
-        z, hc, w = _linear(h, lin, dtype)
+    for i, (lin, ln) in enumerate(zip(net[:-1:3], net[1::3])):
+        z, hc, w = _linear(h, lin, None if first and i else dtype)
         y, mu, rs = torch.native_layer_norm(z, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
         saved.append((h, hc, w, z, mu, rs)); h = torch.relu(y)
-    out, hc, w = _linear(h, net[-1], dtype)
+    out, hc, w = _linear(h, net[-1], None if first and len(saved) else dtype)
     saved.append((h, hc, w))
     return out, saved
 
@@ -885,11 +887,11 @@ def _add_grad(p:torch.Tensor, t:torch.Tensor):
     "Add `t` to `p.grad` (a module shared by f and g gets the sum of both sides' gradients)."
     p.grad = t if p.grad is None else p.grad.add_(t)
 
-def _mlp_backward(net:nn.Sequential, d:torch.Tensor, saved:list, dtype:torch.dtype|None=None):
-    "Backpropagate the output gradient `d` through a `_plain_mlp` (with `_mlp_forward`'s `saved`, the products in the same `dtype`): the parameters' gradients (float32) are added to their `.grad`; the autograd kernels, called directly."
+def _mlp_backward(net:nn.Sequential, d:torch.Tensor, saved:list, dtype:torch.dtype|None=None, first:bool=False):
+    "Backpropagate the output gradient `d` through a `_plain_mlp` (with `_mlp_forward`'s `saved`, the products in the same `dtype` and `first`): the parameters' gradients (float32) are added to their `.grad`; the autograd kernels, called directly."
     for i in reversed(range(len(saved))):
         lin, (h, hc, w) = net[3 * i], saved[i][:3]
-        dc = d if dtype is None else d.to(dtype)
+        dc = d if dtype is None or (first and i) else d.to(dtype)
         _add_grad(lin.weight, dc.t().mm(hc).float()); _add_grad(lin.bias, d.sum(0))
         if i == 0: return                                   # the inputs need no gradient
         ln, (z, mu, rs) = net[3 * i - 2], saved[i - 1][3:]
@@ -904,6 +906,7 @@ def _fixed_point_step(f:nn.Sequential, g:nn.Sequential, # two `_plain_mlp`s
                       M:torch.Tensor, # (len(xs), len(ys)) target block; its row and column means are ignored
                       scale=1.0, # the norm of `M` double-centred (`_step_block(..., centre=False)`)
                       dtype:torch.dtype|None=None, # the networks' matrix products in this dtype (`_linear`); None: in the inputs'
+                      first:bool=False, # `dtype` for the first layers' products only (the others in float32)
                      ) -> float: # the loss
     """The fixed-point loss of `_step_loss`, 1 - <Cc, M / scale> / |Cc| (Cc: the double-centred squared distances between f(xs) and g(ys)), with its gradient written to the parameters' `.grad` by hand: the same derivatives as autograd's, in fewer and larger operations, and no n x m matrix of the block besides `M`.
 
@@ -911,7 +914,7 @@ def _fixed_point_step(f:nn.Sequential, g:nn.Sequential, # two `_plain_mlp`s
     loss is 1 + num / s, and its gradient in a is M b / (scale s) - num a B / s³ (in b: Mᵀ a / (scale s) - num b A / s³).
     """
     with torch.no_grad():
-        a, sa = _mlp_forward(f, xs, dtype); b, sb = _mlp_forward(g, ys, dtype)
+        a, sa = _mlp_forward(f, xs, dtype, first); b, sb = _mlp_forward(g, ys, dtype, first)
         a, b, M = a - a.mean(0), b - b.mean(0), M.float()
         Mb, Ma = M @ b, M.t() @ a
         A, B = a.t() @ a, b.t() @ b
@@ -919,7 +922,7 @@ def _fixed_point_step(f:nn.Sequential, g:nn.Sequential, # two `_plain_mlp`s
         num, s = num / float(scale), max(S, 1e-24) ** 0.5
         k = num / s ** 3 if S > 1e-24 else 0.                  # the clamp passes no gradient below 1e-24
         da, db = torch.addmm(Mb, a, B, beta=1 / (float(scale) * s), alpha=-k), torch.addmm(Ma, b, A, beta=1 / (float(scale) * s), alpha=-k)
-        _mlp_backward(f, da.sub_(da.mean(0)), sa, dtype); _mlp_backward(g, db.sub_(db.mean(0)), sb, dtype)    # through the centring
+        _mlp_backward(f, da.sub_(da.mean(0)), sa, dtype, first); _mlp_backward(g, db.sub_(db.mean(0)), sb, dtype, first)    # through the centring
         return 1 + num / s
 
 
@@ -1047,9 +1050,9 @@ def _step_dtype(self:LearnedGW, device:torch.device) -> torch.dtype|None:
 
 # %% ../nbs/14_latent_gw.ipynb #adamstp1
 def _adam_step(c:dict, opt:_Adam, fast:bool, f, g, xs, ys, Dx, Dy, G, scale, eps:float, L, v=None, dtype=None) -> tuple:
-    "One Adam step on the rows `xs`, `ys` and the target block `G` (parameters `c`): gradients by hand (`_fixed_point_step`, products in `dtype`) when `fast`, else by autograd through `_step_loss`; (GW loss of the plan for objective='direct' else None, warm start of the next direct plan)."
+    "One Adam step on the rows `xs`, `ys` and the target block `G` (parameters `c`): gradients by hand (`_fixed_point_step`, products in `dtype`, in every layer or, precision_layers='first', in the first) when `fast`, else by autograd through `_step_loss`; (GW loss of the plan for objective='direct' else None, warm start of the next direct plan)."
     opt.zero_grad()
-    if fast: _fixed_point_step(f, g, xs, ys, G, scale, dtype); opt.step(); return None, v
+    if fast: _fixed_point_step(f, g, xs, ys, G, scale, dtype, c['precision_layers'] == 'first'); opt.step(); return None, v
     total, direct, w = _step_loss(c, f, g, xs, ys, Dx, Dy, G, eps, L, v)
     total.backward(); opt.step()
     return direct, w
