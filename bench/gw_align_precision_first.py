@@ -26,6 +26,19 @@ elsewhere). FOSCTTM and label transfer are reported, never used. If adopted, the
 `bench/gw.py align` on the PBMC pair and on SNARE-seq against POT.
 
     cd bench && python gw_align_precision_first.py results/gw_settings_align_precision_first.json
+
+Measured (one thread, AMD EPYC with AVX512-BF16, ~9 min): not eligible, base stays (`precision_layers` remains an
+option, "all" by default). The kept GW loss is unchanged (0.99998x base on average, worst scGEM wide 1.0095x), but the
+CPU time fell only on the 400-feature groups, and too little: SNARE-seq wide 0.976x (its 1,047 cells per side make the
+plan updates most of a fit), scGEM wide 0.905x, fMRI (100 features) 1.124x, so 1.002x on average over the wide groups
+against <= 0.95. The narrow groups got slower, against <= 1.05 in every group: SNARE-seq halves 1.063x, scGEM halves
+1.202x, SNARE-seq 1.088x, scGEM 1.105x. Timed alone, a first layer's two products (forward and weight gradient, 256 or
+177 rows, 128 units) cost 0.55-0.72x float32's in bfloat16 from 256 features on, 0.86-1.0x at 100-128 features and
+1.1-1.5x below 64, and inside a fit the casts cost more than alone. On the held-out PBMC pair (382 and 383 genes, not
+part of the rule) one fit took 3.39 CPU-s against 3.69-3.98 in float32 (0.87x), its GW loss 0.07470 against 0.07456.
+A variant that rounds only sides of >= 256 features would leave the narrow groups as they are, but on the wide groups
+it is this candidate (SNARE-seq wide 0.976x, scGEM wide 0.905x, fMRI unchanged: ~0.96x on average): it would not meet
+the rule either, so it was not run.
 """
 import sys, numpy as np
 from gw_align_width import main as run_study
