@@ -887,11 +887,11 @@ def _add_grad(p:torch.Tensor, t:torch.Tensor):
     "Add `t` to `p.grad` (a module shared by f and g gets the sum of both sides' gradients)."
     p.grad = t if p.grad is None else p.grad.add_(t)
 
-def _mlp_backward(net:nn.Sequential, d:torch.Tensor, saved:list, dtype:torch.dtype|None=None, first:bool=False):
-    "Backpropagate the output gradient `d` through a `_plain_mlp` (with `_mlp_forward`'s `saved`, the products in the same `dtype` and `first`): the parameters' gradients (float32) are added to their `.grad`; the autograd kernels, called directly."
+def _mlp_backward(net:nn.Sequential, d:torch.Tensor, saved:list):
+    "Backpropagate the output gradient `d` through a `_plain_mlp` (with `_mlp_forward`'s `saved`; each layer's products in the dtype its forward pass multiplied in): the parameters' gradients (float32) are added to their `.grad`; the autograd kernels, called directly."
     for i in reversed(range(len(saved))):
         lin, (h, hc, w) = net[3 * i], saved[i][:3]
-        dc = d if dtype is None or (first and i) else d.to(dtype)
+        dc = d if hc.dtype == d.dtype else d.to(hc.dtype)
         _add_grad(lin.weight, dc.t().mm(hc).float()); _add_grad(lin.bias, d.sum(0))
         if i == 0: return                                   # the inputs need no gradient
         ln, (z, mu, rs) = net[3 * i - 2], saved[i - 1][3:]
@@ -922,7 +922,7 @@ def _fixed_point_step(f:nn.Sequential, g:nn.Sequential, # two `_plain_mlp`s
         num, s = num / float(scale), max(S, 1e-24) ** 0.5
         k = num / s ** 3 if S > 1e-24 else 0.                  # the clamp passes no gradient below 1e-24
         da, db = torch.addmm(Mb, a, B, beta=1 / (float(scale) * s), alpha=-k), torch.addmm(Ma, b, A, beta=1 / (float(scale) * s), alpha=-k)
-        _mlp_backward(f, da.sub_(da.mean(0)), sa, dtype, first); _mlp_backward(g, db.sub_(db.mean(0)), sb, dtype, first)    # through the centring
+        _mlp_backward(f, da.sub_(da.mean(0)), sa); _mlp_backward(g, db.sub_(db.mean(0)), sb)    # through the centring
         return 1 + num / s
 
 
