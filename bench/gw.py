@@ -59,7 +59,8 @@ def _settings(items) -> dict:
 def _align_rows(args):
     import anndata
     import ot  # noqa: F401  (POT is imported before any timing: align's coarse restart and POT's rows both use it)
-    from relrep_nb.gw import align, align_k, scot_gw
+    from relrep_nb.gw import align, align_k
+    from relrep_nb.experiments.latent_gw import scot_gw
     from relrep_nb.metrics import foscttm
     from relrep_nb.experiments.latent_gw import SINGLECELL, _load_pair, knn_labels, pbmc_unpaired
     rows = []

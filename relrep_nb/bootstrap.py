@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 from torch.nn.utils import parametrize
 from .core import as_tensor, to_like, check_int, check_seed, check_float, check_choice, _normalize
-from .gw import log_sinkhorn
+from .ot import sinkhorn
 
 # %% auto #0
 __all__ = ['UnitRows', 'ot_match_loss', 'seed_init', 'BootstrapResult', 'bootstrap_anchors', 'rotated_pair']
@@ -50,7 +50,7 @@ def ot_match_loss(rx:torch.Tensor, # (b, K) source relative rows
         if e < torch.finfo(C.dtype).tiny or not math.isfinite(top / e):   # the log-domain kernel -C/e would be 0/0 or inf
             raise ValueError(f"`epsilon`={epsilon:g} is too small: epsilon x mean cost = {e:.3g} is not representable "
                              f"in {C.dtype} against costs up to {top:.3g}; use epsilon >= 1e-6")
-        P = log_sinkhorn(C.detach(), e, n_iter=n_iter)[0]
+        P = sinkhorn(C.detach(), e, n_iter=n_iter, tol=0.)[0]
         P = P.masked_fill(P < torch.finfo(P.dtype).tiny / torch.finfo(P.dtype).eps, 0)     # far entries underflow to subnormal numbers, which slow the backward's matrix products many-fold on some CPUs
     return (P * C).sum(), P
 

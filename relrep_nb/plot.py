@@ -161,7 +161,7 @@ def alignment_scatter(x, # (n, d) first space
     return ax
 
 # %% ../nbs/18_plot.ipynb #7007ba68
-def coupling_plot(P, # (n, m) transport plan: array, tensor or a `relrep_nb.gw.Coupling` (anything `np.asarray` makes dense)
+def coupling_plot(P, # (n, m) transport plan: array, tensor or a `relrep_nb.ot.Coupling` (anything `np.asarray` makes dense)
                   labels_x=None, # (n,) labels of the rows: grouped, with `labels_y` the title gives the mass within classes
                   labels_y=None, # (m,) labels of the columns
                   log:bool=False, # logarithmic colour scale (plans are often peaked)

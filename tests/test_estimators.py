@@ -36,7 +36,7 @@ CASES = {
                    lambda e, x, y: e.transform(x), ('method', 'rotation')),
     'ASIF': (lambda: relrep_nb.ASIF(k=10, p=4), lambda e, x, y: e.fit(x, y),
              lambda e, x, y: e.scores(x[:7], y[:9]), ('similarity', 'euclid')),
-    'LearnedGW': (lambda: relrep_nb.LearnedGW(dim=4, hidden=16, n_steps=5, n_restarts=1, batch_size=32),
+    'LearnedGW': (lambda: relrep_nb.LearnedGW(dim=4, hidden=(16, 16), n_steps=5, n_restarts=1, batch_size=32),
                   lambda e, x, y: e.fit(x, y), lambda e, x, y: e.embed_x(x), ('dim', 0)),
     'PARAM': (lambda: relrep_nb.PARAM(n_anchors=4, n_steps=5), lambda e, x, y: e.fit([x, y]),
               lambda e, x, y: e.anchors_for(y), ('temperature', 0.0)),
@@ -237,8 +237,6 @@ def test_deprecated_names_warn_and_work():
     assert torch.equal(_dense(_warns_new(lambda: m.encode_b(y[:5]), 'embed_y')), _dense(m.embed_y(y[:5])))
     p = _warns_new(lambda: relrep_nb.PARAM(n_anchors=3, steps=4), 'n_steps')
     assert p.n_steps == 4 and 'steps' not in p.get_params()
-    g = _warns_new(lambda: relrep_nb.LearnedGW(sinkhorn_iter=7), 'n_iter')
-    assert g.n_iter == 7 and 'sinkhorn_iter' not in g.get_params()
     xs = _subjects()
     s_old = _warns_new(lambda: relrep_nb.SubjectRelative('pca', n_components=3).fit(xs, anchors=np.arange(0, 60, 6)), 'anchor_idx')
     s_new = relrep_nb.SubjectRelative('pca', n_components=3).fit(xs, np.arange(0, 60, 6))
@@ -249,7 +247,7 @@ def test_deprecated_names_warn_and_work():
 
 def test_learned_gw_score_is_higher_better():
     x, y = _data(n=40)
-    m = relrep_nb.LearnedGW(dim=4, hidden=16, n_steps=3, n_restarts=1, batch_size=20).fit(x, y)
+    m = relrep_nb.LearnedGW(dim=4, hidden=(16, 16), n_steps=3, n_restarts=1, batch_size=20).fit(x, y)
     assert m.score(x, y) == -m.gw_loss(x, y)
 
 def test_vocabulary_table():

@@ -27,7 +27,7 @@ def test_align_common_coordinates_match_pot_on_scgem():
     """On scGEM with the pairing hidden, FOSCTTM in the coordinates `align` writes is within 0.02 of POT's entropic GW
     under SCOT's protocol (k and eps as SCOT published them for scGEM), read out the same way."""
     from relrep_nb import data
-    from relrep_nb.gw import scot_gw
+    from relrep_nb.experiments.latent_gw import scot_gw
     from relrep_nb.metrics import foscttm
     x, y, _ = data.load_scgem(as_anndata=False)
     x, y = x.astype(np.float32), y.astype(np.float32)
@@ -44,7 +44,8 @@ def test_align_defaults_transfer_labels_like_pot(pair):
     """Held-out PBMC pair, 3 splits: `align`'s mean 5-NN label transfer in X_gw is within 0.05 of POT's under SCOT's protocol.
     (With three random restarts only, both swapped cell types on 2 of 3 splits: 0.31 vs 0.39; the coarse-started restart,
     chosen on other data, measured 0.69.)"""
-    from relrep_nb.gw import align_k, scot_gw
+    from relrep_nb.gw import align_k
+    from relrep_nb.experiments.latent_gw import scot_gw
     ours, pot = [], []
     for s in (0, 1, 2):
         x, y, lx, ly = pbmc_unpaired(seed=s)

@@ -35,7 +35,8 @@ def test_huge_or_tiny_inputs_fit_in_a_safe_scale(pair, factor):
 
 def test_tiny_eps_end_plan_has_mass_one_or_is_refused(pair):
     x, y, _ = pair
-    m = LearnedGW(eps_end=1e-9, n_steps=10, n_restarts=1, seed=0).fit(x, y)
+    from relrep_nb.ot import EpsSchedule
+    m = LearnedGW(eps=EpsSchedule(1.0, 1e-9), n_steps=10, n_restarts=1, seed=0).fit(x, y)
     try: cp = m.coupling(x, y)
     except ValueError as e: assert '`eps`' in str(e); return
     _mass_ok(cp)
@@ -66,7 +67,7 @@ def test_forged_file_declaring_a_huge_network_allocates_nothing(pair, tmp_path):
     from relrep_nb.base import save_state
     x, y, _ = pair
     sd = LearnedGW(n_steps=2, n_restarts=1, seed=0).fit(x, y).state_dict()
-    sd['config']['hidden'] = 20000
+    sd['config']['hidden'] = (20000, 20000)
     save_state(sd, tmp_path / 'forged.pt', 'LearnedGW')
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss          # KiB on Linux
     with pytest.raises(ValueError, match='declares an architecture'): LearnedGW.load(tmp_path / 'forged.pt')
@@ -80,15 +81,15 @@ def test_seed_checked_with_check_seed(pair):
 @pytest.mark.parametrize('objective', ['fixed_point', 'direct'])
 def test_coupling_eps_in_the_units_of_training(pair, objective):
     "`coupling`'s ε (its default `eps_end` and an explicit one) is in the units the model was trained in: for 'direct' relative to the cost's standard deviation, as in `_direct_plan`; for 'fixed_point' relative to its mean."
-    from relrep_nb.gw import _sqdist, log_sinkhorn
+    from relrep_nb.ot import sqeuclidean, sinkhorn
     x, y, _ = pair
     m = LearnedGW(objective=objective, n_steps=20, n_restarts=1, seed=0).fit(x, y)
     ex, ey = torch.as_tensor(m.embed_x(x)).double(), torch.as_tensor(m.embed_y(y)).double()
-    C = _sqdist(ex, ey)
+    C = sqeuclidean(ex, ey)
     Cs = (C - C.mean()) / C.std() if objective == 'direct' else C / C.mean()       # the cost ε is relative to in training
     for eps in (None, 0.05):
-        e = m._eps_range()[1] if eps is None else eps
-        ref = log_sinkhorn(Cs, e, n_iter=3000, tol=1e-8)[0].numpy()
+        e = m._schedule().end if eps is None else eps
+        ref = sinkhorn(Cs, e, n_iter=3000, tol=1e-8)[0].numpy()
         P = np.asarray(m.coupling(x, y, eps=eps, n_iter=3000, tol=1e-8))
         np.testing.assert_allclose(P, ref, rtol=0, atol=1e-4 * ref.max())
 
@@ -99,15 +100,14 @@ def test_blockwise_passes_do_not_grow_the_heap():
     import subprocess, sys
     code = '''
 import torch
-from relrep_nb.gw import Coupling, sinkhorn_potentials
+from relrep_nb.ot import Coupling
 hwm = lambda: int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]) * 1024   # this process's peak
 g = torch.Generator().manual_seed(0)
 ex, ey = (torch.randn(8000, 64, generator=g, dtype=torch.float64) for _ in range(2))
 budget = 3 * 8000 * 8 * 16
-f, gg, s, it = sinkhorn_potentials(ex[:100], ey[:100], 0.5, n_iter=1, memory_budget=budget)   # warm up the allocator
+Coupling.solve(ex[:100], ey[:100], 0.5, n_iter=1, tol=0, memory_budget=budget)   # warm up the allocator
 before = hwm()
-f, gg, s, it = sinkhorn_potentials(ex, ey, 0.5, n_iter=2, tol=0, memory_budget=budget)
-c = Coupling(ex, ey, f, gg, 0.5, s, it, budget, numpy=False)
+c = Coupling.solve(ex, ey, 0.5, n_iter=2, tol=0, memory_budget=budget, numpy=False)
 c.match(); c.barycentric()
 print(hwm() - before)'''
     grew = int(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.split()[-1])
