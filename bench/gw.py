@@ -56,6 +56,17 @@ def _settings(items) -> dict:
     import ast
     return {k: ast.literal_eval(v) for k, v in (i.split('=', 1) for i in items)}
 
+def _align_fit(A, B, seed:int, device:str, settings:dict):
+    "`align` with `--set` settings; FixedPoint's own (plan_every, step_batch, prune_restarts, ...) replace those of ALIGN_CONFIG's objective, whose ε schedule is kept."
+    from relrep_nb.gw import ALIGN_CONFIG, FixedPoint, LearnedGW, align, align_k
+    dev = {} if device == 'cpu' else {'device': device}          # cuda: f, g and the plan on the GPU
+    obj = {k: v for k, v in settings.items() if k in FixedPoint._get_param_names()}
+    if not obj: return align(A, B, seed=seed, progress=False, **dev, **settings)
+    objective = FixedPoint(**{**ALIGN_CONFIG['objective'].get_params(), **obj})
+    rest = {k: v for k, v in settings.items() if k not in obj}
+    model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(A.n_obs, B.n_obs), 'seed': seed, 'progress': False, **dev, **rest, 'objective': objective})
+    return align(A, B, model=model.fit(np.asarray(A.X, dtype=np.float32), np.asarray(B.X, dtype=np.float32)))
+
 def _align_rows(args):
     import anndata
     import ot  # noqa: F401  (POT is imported before any timing: align's coarse restart and POT's rows both use it)
@@ -77,7 +88,7 @@ def _align_rows(args):
             pot_kw = dict(k=SINGLECELL[args.dataset][1], epsilons=(SINGLECELL[args.dataset][2],))   # SCOT's published k and ε
         A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
         t0, c0 = time.perf_counter(), time.process_time()
-        cp = align(A, B, seed=s, progress=False, **({} if args.device == 'cpu' else {'device': args.device}), **args.settings)   # cuda: f, g and the plan on the GPU
+        cp = _align_fit(A, B, s, args.device, args.settings)
         rows.append(dict(method=ALIGN_ROW + ''.join(f', {k}={v!r}' for k, v in args.settings.items()), seed=s, score=score(A.obsm['X_gw'], B.obsm['X_gw']),
                          seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0, restarts=cp.model.restarts_))
         print(rows[-1], flush=True)
@@ -164,7 +175,7 @@ def pot_point(args):
 
 def _pot_point(args):
     import torch
-    from relrep_nb.gw import pot_entropic_gw
+    from relrep_nb.experiments.latent_gw import pot_entropic_gw
     X, Y, lab = _isometric_pair(args.n, args.d)
     perm = np.random.default_rng(0).permutation(args.n); Y, labY = Y[perm], lab[perm]
     base = peak_mib()

@@ -8,7 +8,7 @@ import contextlib, math, warnings
 import numpy as np
 import torch
 from .core import (as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, _owned, patch,
-                            renamed_kwargs, warn_renamed, check_seed, _check_budget)
+                            check_seed, _check_budget)
 
 # %% auto #0
 __all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
@@ -90,39 +90,9 @@ def _place_hits(s:torch.Tensor, thr:torch.Tensor, P:torch.Tensor, I:torch.Tensor
 
 
 # %% ../nbs/13_asif.ipynb #a5f1c2d7
-_BLAS = None    # threadpoolctl's controller of the loaded BLAS libraries, made on first use
-
 def _gemm(q:torch.Tensor, a:torch.Tensor, out:torch.Tensor) -> torch.Tensor:
-    "`q @ a.T` written into `out`: on the CPU (float32/64) by numpy's BLAS where `_blas_threads` chose it (`_numpy_blas_preferred`), whose threads it sets; otherwise by torch."
-    if q.device.type == 'cpu' and q.dtype in (torch.float32, torch.float64) and _BLAS is not False:
-        np.matmul(q.detach().numpy(), a.detach().numpy().T, out=out.numpy())
-        return out
+    "`q @ a.T` written into `out` (no allocation per block)."
     return torch.matmul(q, a.T, out=out)
-
-
-# %% ../nbs/13_asif.ipynb #a5f1c2e1
-def _numpy_blas_preferred() -> bool:
-    """Whether numpy's BLAS multiplies the blocks rather than torch's: on AMD processors, or when torch has no MKL.
-
-    Measured on one thread, blocks of 500 x 512 x 1024: on an AMD EPYC numpy's OpenBLAS 90-95 GFLOP/s, torch's MKL 68-91;
-    on an Intel Xeon MKL 173-179, OpenBLAS 154-167 (and the whole search at 20k anchors 90 against 99 ms)."""
-    if not torch.backends.mkl.is_available(): return True
-    try:
-        with open('/proc/cpuinfo') as f: return 'AuthenticAMD' in f.read(8192)
-    except OSError: return False
-
-# %% ../nbs/13_asif.ipynb #a5f1c2d8
-def _blas_threads(n:int):
-    "Context: numpy's BLAS on `n` threads inside the block (as torch's in `topk_inner`); `_gemm` uses torch's instead where that is the faster one (`_numpy_blas_preferred`) or threadpoolctl is missing."
-    global _BLAS
-    if _BLAS is None and not _numpy_blas_preferred(): _BLAS = False
-    if _BLAS is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _BLAS = ThreadpoolController()
-        except ImportError: _BLAS = False
-    return contextlib.nullcontext() if _BLAS is False else _BLAS.limit(limits=n, user_api='blas')
-
 
 # %% ../nbs/13_asif.ipynb #a5f1c2d4
 def _block_topk(q:torch.Tensor, A:torch.Tensor, k:int, cols:int, buf:torch.Tensor) -> tuple:
@@ -179,12 +149,12 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
         vals[i:i + rows], idx[i:i + rows] = bv, bi.gather(1, o)
     starts = range(0, n, rows)
     if w == 1 or len(starts) == 1:
-        with _blas_threads(nt): [work(i) for i in starts]
+        for i in starts: work(i)
     else:                                # one block of query rows per thread, each single-threaded: no barrier per small op
         from concurrent.futures import ThreadPoolExecutor
         try:
             torch.set_num_threads(1)
-            with _blas_threads(1), ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
+            with ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
         finally: torch.set_num_threads(nt)
     return to_like(vals, was_numpy), to_like(idx, was_numpy)
 
@@ -274,8 +244,6 @@ def _check_ids(ids, n:int|None, device, start:int=0) -> torch.Tensor:
     if (c > 1).any(): raise ValueError(f"`ids` contains duplicates: {u[c > 1][:5].tolist()}")
     return t
 
-def _given(**kw) -> dict: return {k: v for k, v in kw.items() if v is not None}
-
 @patch
 def _pairs(self:ASIF, x, y, ids, start:int=0):
     "Validated, prepared anchor pairs (copies the model owns) and ids."
@@ -293,12 +261,10 @@ def _prep(self:ASIF, t:torch.Tensor) -> torch.Tensor:
 def fit(self:ASIF, x=None, # (K, d_x) anchors of the first modality (e.g. images through an image encoder)
         y=None, # (K, d_y) anchors of the second modality: row j is the partner of row j of `x`
         ids=None, # K distinct integer ids of the pairs (default 0..K-1)
-        *, anchors_a=None, anchors_b=None, # deprecated spellings of `x` and `y`
        ):
     "Store the anchor pairs (normalised for cosine), the whole of ASIF's 'training'; `k` is capped at the number of pairs."
-    kw = renamed_kwargs('ASIF.fit', _given(x=x, y=y, anchors_a=anchors_a, anchors_b=anchors_b), anchors_a='x', anchors_b='y')
-    if not {'x', 'y'} <= set(kw): raise TypeError("ASIF.fit needs the paired anchors: fit(x, y)")
-    a, b, tid = self._pairs(kw['x'], kw['y'], ids)
+    if x is None or y is None: raise TypeError("ASIF.fit needs the paired anchors: fit(x, y)")
+    a, b, tid = self._pairs(x, y, ids)
     K = a.shape[0]
     if self.k > K:
         warnings.warn(f"ASIF: k={self.k} is larger than the {K} anchor pairs given to fit: this fit keeps all {K} "
@@ -313,14 +279,12 @@ def fit(self:ASIF, x=None, # (K, d_x) anchors of the first modality (e.g. images
 def add(self:ASIF, x=None, # (n, d_x) new anchors of the first modality
         y=None, # (n, d_y) their partners in the second modality
         ids=None, # n new integer ids, distinct from the current ones (default: continue after the largest id)
-        *, anchors_a=None, anchors_b=None, # deprecated spellings of `x` and `y`
        ):
     "Add anchor pairs to a fitted model (nothing else changes: `k_` stays the one of `fit`)."
-    kw = renamed_kwargs('ASIF.add', _given(x=x, y=y, anchors_a=anchors_a, anchors_b=anchors_b), anchors_a='x', anchors_b='y')
-    if not {'x', 'y'} <= set(kw): raise TypeError("ASIF.add needs the new anchor pairs: add(x, y)")
+    if x is None or y is None: raise TypeError("ASIF.add needs the new anchor pairs: add(x, y)")
     self._check_fitted()
     start = int(self.ids_.max()) + 1 if self.n_anchors else 0
-    a, b, tid = self._pairs(kw['x'], kw['y'], ids, start)
+    a, b, tid = self._pairs(x, y, ids, start)
     for new, old, nm in ((a, self.anchors_a_, 'x'), (b, self.anchors_b_, 'y')):
         self._check_width(new, nm, expected=old.shape[1])
         if new.device != old.device: raise ValueError(f"`{nm}` is on {new.device}, the model on {old.device}")
@@ -417,17 +381,6 @@ def embed_x(self:ASIF, x): # (n, d_x) queries of the first modality
 def embed_y(self:ASIF, y): # (m, d_y) queries of the second modality
     "Sparse (m, K) relative vectors of second-modality inputs, in the coordinates of `embed_x` (one per anchor pair)."
     return self._encode(y, 'b', 'y')
-
-# %% ../nbs/13_asif.ipynb #c565d7ba
-@patch
-def encode_a(self:ASIF, x):
-    "Deprecated name of `embed_x`."
-    warn_renamed('encode_a', 'embed_x', 'ASIF'); return self.embed_x(x)
-
-@patch
-def encode_b(self:ASIF, y):
-    "Deprecated name of `embed_y`."
-    warn_renamed('encode_b', 'embed_y', 'ASIF'); return self.embed_y(y)
 
 # %% ../nbs/13_asif.ipynb #c565d7bb
 @patch

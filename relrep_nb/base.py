@@ -4,15 +4,15 @@
 
 # %% ../nbs/00a_base.ipynb #ad0c5915
 from __future__ import annotations
-import hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, warnings
+import hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile
 from pathlib import Path
 from typing import Callable
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['VOCABULARY', 'patch', 'warn_renamed', 'renamed_kwargs', 'check_device', 'atomic_write', 'save_state', 'load_state',
-           'NotFittedError', 'Estimator', 'TensorState', 'load']
+__all__ = ['VOCABULARY', 'patch', 'check_device', 'atomic_write', 'save_state', 'load_state', 'NotFittedError', 'Estimator',
+           'TensorState', 'load']
 
 # %% ../nbs/00a_base.ipynb #fe702cb1
 def patch(f:Callable) -> Callable:
@@ -38,35 +38,6 @@ def patch(f:Callable) -> Callable:
 # %% ../nbs/00a_base.ipynb #65ab824a
 VOCABULARY = dict(sides=('x', 'y'), embeddings=('embed_x', 'embed_y'), anchors=('anchors', 'anchor_idx', 'n_anchors'),
                   steps=('n_steps', 'n_iter'), randomness=('seed',), quality=('score',))
-
-def warn_renamed(old:str, # the name used by earlier versions
-                 new:str, # the name to use now
-                 owner:str='', # where the name lives, e.g. "PARAM" (for the message)
-                 stacklevel:int=3):
-    """Emit the one `DeprecationWarning` of a renamed argument or method, naming the new name.
-
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter('always'); warn_renamed('steps', 'n_steps', 'PARAM')
-    >>> str(w[0].message)
-    'PARAM: `steps` is deprecated and will be removed in the next version: use `n_steps`'
-    """
-    where = f"{owner}: " if owner else ''
-    warnings.warn(f"{where}`{old}` is deprecated and will be removed in the next version: use `{new}`",
-                  DeprecationWarning, stacklevel=stacklevel)
-
-# %% ../nbs/00a_base.ipynb #e8a77f3e
-def renamed_kwargs(owner:str, kw:dict, **old_to_new) -> dict:
-    """`kw` with each deprecated keyword `old` moved to its `new` name (with `warn_renamed`); both given is an error.
-
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter('ignore'); renamed_kwargs('PARAM', {'steps': 5}, steps='n_steps')
-    {'n_steps': 5}
-    """
-    for old, new in old_to_new.items():
-        if old in kw:
-            if new in kw: raise TypeError(f"{owner}: got both `{old}` (deprecated) and `{new}`: give only `{new}`")
-            warn_renamed(old, new, owner, stacklevel=4); kw[new] = kw.pop(old)
-    return kw
 
 # %% ../nbs/00a_base.ipynb #42b2f409
 def check_device(device, # None, a string such as "cpu", "cuda", "cuda:1", "mps", or a `torch.device`

@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
 
 # %% ../nbs/09_cli.ipynb #039356d2
 _REFERENCE_TIMES = {  # seconds of one `relrep-nb reproduce` per chapter and size on the reference machine (2 cores, one thread);
-    # quick: every chapter from a fresh clone with an empty cache (bench/results/quick_fresh_clone.json)
+    # quick: every chapter from a fresh clone with an empty cache
     'core': dict(quick=3.2), 'fmri': dict(quick=16.9), 'relreps': dict(quick=230.9),
     'relreps_words': dict(quick=17.2, full=634.4), 'relreps_stitching': dict(quick=232.5),
     'invariances': dict(quick=136.3), 'asif': dict(quick=87.7), 'robust': dict(quick=289.7, full=2182.6),

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 import scipy.sparse
 from .base import (Estimator, TensorState, NotFittedError, save_state, load_state, check_device,
-                            renamed_kwargs, warn_renamed, patch, _fitted_tensors)
+                            patch, _fitted_tensors)
 
 # %% auto #0
 __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ComplexDataError', 'as_tensor', 'to_like', 'check_same_space',
@@ -23,8 +23,8 @@ __all__ = ['SIMILARITIES', 'DEFAULT_MEMORY_BUDGET', 'ComplexDataError', 'as_tens
 
 # %% ../nbs/00_core.ipynb #3e2f6a57
 def _all_finite(t:torch.Tensor) -> bool:
-    """Whether every entry of `t` is finite: one sum first (NaN and inf propagate through it; ~40x cheaper than
-    `isfinite(t).all()`, which allocates a mask), the exact check only when the sum is not finite (e.g. it overflowed)."""
+    """Whether every entry of `t` is finite: one sum first (NaN and inf propagate through it, and
+    unlike `isfinite(t).all()` it allocates no mask), the exact check only when the sum is not finite (e.g. it overflowed)."""
     return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 # %% ../nbs/00_core.ipynb #b2cb9baa
@@ -635,12 +635,8 @@ def fit(self:RelativeProjector,
         X=None, # (m, d): the anchors when `n_anchors` is None, else the samples the anchors are picked from
         y=None, # (m,) labels, used only by `anchor_method="stratified"`
         *, reference=None, # (r, d) statistics come from here when given, else from the anchors
-        anchors=None, # deprecated spelling of `X`
        ) -> RelativeProjector:
     "Fit the anchors (and the statistics of `pre`/`post`/the similarity) on `X`; returns `self`."
-    if anchors is not None:
-        if X is not None: raise TypeError("give the anchors once: `fit(X)` (`anchors=` is deprecated)")
-        warn_renamed('anchors', 'X', f'{type(self).__name__}.fit'); X = anchors
     if y is not None and (y.ndim if hasattr(y, 'ndim') else np.asarray(y).ndim) == 2:
         raise TypeError("`fit(X, reference)` is now `fit(X, reference=reference)`: the second argument is `y` (labels)")
     self._check_params()

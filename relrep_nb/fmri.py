@@ -8,7 +8,6 @@ import numpy as np
 import torch
 from .core import as_tensor, relative_projection, check_int, check_seed, check_choice, TensorState, patch
 from .base import _build_matching
-from .base import renamed_kwargs
 from .models import MLP, fit as fit_model, predict
 
 # %% auto #0
@@ -173,7 +172,6 @@ def fit(self:SubjectRelative, xs, # (S, T, D) array or a list of S (T, D_s) arra
         anchor_idx=None, # TR indices of the anchors (training TRs)
         y=None, # (T,) pseudo-labels of the TRs: needed by encoder="mlp" only
         train=None, # TR indices each encoder is fitted on; the anchors when None
-        **kw, # `anchors` (deprecated spelling of `anchor_idx`)
        ) -> SubjectRelative:
     """Fit one encoder per subject on its `train` TRs, and keep each subject's latents of the anchor TRs; returns self.
 
@@ -181,10 +179,6 @@ def fit(self:SubjectRelative, xs, # (S, T, D) array or a list of S (T, D_s) arra
     >>> SubjectRelative().fit(xs, np.arange(0, 40, 4)).n_features_in_
     6
     """
-    if 'anchors' in kw and anchor_idx is not None: raise TypeError("give the anchor TRs once: `anchor_idx` (`anchors=` is deprecated)")
-    kw = renamed_kwargs('SubjectRelative.fit', kw, anchors='anchor_idx')
-    anchor_idx = kw.pop('anchor_idx', anchor_idx)
-    if kw: raise TypeError(f"SubjectRelative.fit() got unexpected keyword argument(s) {sorted(kw)}")
     if anchor_idx is None: raise TypeError("SubjectRelative.fit() needs `anchor_idx`, the TR indices of the anchors")
     self._check_params()
     xs = check_subjects(xs)

@@ -626,7 +626,7 @@ def score(self:LearnedGW, x, y, eps:float|None=None, metric:str|None=None, rank:
     """
     return -self.gw_loss(x, y, eps=eps, metric=metric, rank=rank)
 
-# %% ../nbs/14_latent_gw.ipynb #a46a3d5e
+# %% ../nbs/14_latent_gw.ipynb #26949289
 def select_config(x, # (n, dx) first domain, training samples
                   y, # (m, dy) second domain, training samples (unpaired)
                   candidates:dict, # name -> LearnedGW keyword arguments
@@ -735,7 +735,7 @@ def metric_space(self:LearnedGW, v, # samples of `side` (new ones too)
     out = self._metric_points(t, side) * (1.0 if self._norm() == 'l2' else getattr(self, f'input_scale_{side}_'))
     return out.cpu().numpy() if was_numpy else out
 
-# %% ../nbs/14_latent_gw.ipynb #34001b71
+# %% ../nbs/14_latent_gw.ipynb #5a5698cc
 def align(adata_x, # AnnData of the first modality
           adata_y, # AnnData of the second modality (unpaired, any size)
           use_rep=None, # None (.X), an .obsm key for both, or a pair (key_x, key_y)

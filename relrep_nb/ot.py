@@ -94,10 +94,12 @@ def sinkhorn(C:torch.Tensor, # (n, m) cost matrix
                 f, g = _log_step(K, lad, lbd, g, eps)
                 if it % 5 == 4 and float((_logsumexp(K + (f / eps + lad)[:, None] + (g / eps + lbd)[None, :], 1) - lad).abs().max()) < tol: break
         f, g = f.to(C.dtype), g.to(C.dtype)
-    if C.requires_grad and torch.is_grad_enabled():
-        K = -C / eps
-        for _ in range(n_unroll): f, g = _log_step(K, la, lb, g, eps)
-    elif r is not None: return P, f, g
+    if C.requires_grad and torch.is_grad_enabled():    # the last iterations again, as scalings u, v of the converged plan
+        E = (-C / eps + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).clamp(min=math.log(torch.finfo(C.dtype).tiny)).exp()
+        u, v = torch.ones_like(la), torch.ones_like(lb)
+        for _ in range(n_unroll): u = la.exp() / (E @ v); v = lb.exp() / (E.T @ u)
+        return E * u[:, None] * v[None, :], f + eps * u.log(), g + eps * v.log()
+    if r is not None: return P, f, g
     return (-C / eps + (f / eps + la)[:, None] + (g / eps + lb)[None, :]).exp(), f, g
 
 # %% ../nbs/03a_ot.ipynb #cccd0008
@@ -201,8 +203,11 @@ def _solve_coupling(cls, ex, # (n, k) first cloud
     n, m = tx.shape[0], ty.shape[0]
     scale = float(mean_sqeuclidean(tx, ty).clamp_min(1e-12))
     rows = _block_rows(n, 3 * m * 8, memory_budget, tx.device)
-    if rows >= n: _, f, g = sinkhorn(sqeuclidean(tx, ty) / scale, eps, n_iter=n_iter, tol=tol); it = n_iter
-    else: f, g, it = _solve_blockwise(tx, ty, eps, scale, n_iter, tol, rows)
+    r = None
+    if rows >= n:                     # one block: the kernel iterations (out of float64's range: the log domain below)
+        C = sqeuclidean(tx, ty) / scale
+        r = _kernel_solve(-C / eps, _log_marginal(None, n, C, 'a'), _log_marginal(None, m, C, 'b'), torch.zeros_like(C[0]), eps, n_iter, tol)
+    f, g, it = r[1:] if r is not None else _solve_blockwise(tx, ty, eps, scale, n_iter, tol, rows)
     cp = cls(tx, ty, f, g, float(eps), scale, it, memory_budget, numpy=was_numpy if numpy is None else numpy)
     mass = sum(float(lp.exp().sum()) for _, _, lp in cp._blocks())
     if not abs(mass - 1) <= 1e-3:

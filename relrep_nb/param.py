@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .core import (as_tensor, to_like, fit_whitening, RelativeProjector, chunk_rows, TensorState, check_int, check_seed, check_choice,
-                            patch, renamed_kwargs)
+                            patch)
 
 # %% auto #0
 __all__ = ['LOSS_PRESETS', 'check_supports', 'support_grams', 'info_nce', 'PARAM']
@@ -129,10 +129,7 @@ class PARAM(TensorState):
                  lr:float=0.05, # Adam learning rate on the logits
                  batch_size:int=256, # support points per step
                  band:tuple=(0.5, 1.5), # allowed whitened anchor norm (per sqrt(dim))
-                 seed:int=0, # seed of the initial anchors and of the minibatches
-                 **kw): # `steps`: the deprecated spelling of `n_steps`
-        n_steps = renamed_kwargs('PARAM', kw, steps='n_steps').pop('n_steps', n_steps)
-        if kw: raise TypeError(f"PARAM got unexpected keyword argument(s) {sorted(kw)}")
+                 seed:int=0): # seed of the initial anchors and of the minibatches
         self.n_anchors, self.similarity, self.shrinkage, self.eps, self.temperature = n_anchors, similarity, shrinkage, eps, temperature
         self.weights, self.n_steps, self.lr, self.batch_size, self.band, self.seed = weights, n_steps, lr, batch_size, band, seed
 

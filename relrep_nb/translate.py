@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import torch
-from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch, check_int, check_seed, renamed_kwargs
+from .core import as_tensor, to_like, check_same_space, check_paired, TensorState, patch, check_int, check_seed
 
 # %% auto #0
 __all__ = ['TRANSLATION_METHODS', 'Translator', 'translate']
@@ -76,12 +76,8 @@ class Translator(TensorState):
 @patch
 def fit(self:Translator,
         x=None, # (k, dx) anchors of the source space
-        y=None, # (k, dy) anchors of the target space: row t of `y` is the partner of row t of `x`
-        *, x_anchors=None, y_anchors=None): # deprecated spellings of `x` and `y`
+        y=None): # (k, dy) anchors of the target space: row t of `y` is the partner of row t of `x`
     "Fit the map on parallel anchors: row t of `x` (k, dx) corresponds to row t of `y` (k, dy); returns `self`."
-    kw = renamed_kwargs('Translator.fit', {k: v for k, v in dict(x_anchors=x_anchors, y_anchors=y_anchors).items() if v is not None},
-                        x_anchors='x', y_anchors='y')
-    x, y = kw.get('x', x), kw.get('y', y)
     self._check_params()
     xa, ya, _ = check_paired(x, y, 'x', 'y', same_width=False, min_rows=0)
     k = xa.shape[0]

@@ -121,15 +121,15 @@ def test_defaults_fit_400_pairs():
     with pytest.warns(UserWarning, match='k=800'): m = ASIF().fit(a, b)
     assert m.k_ == 400 and m.scores(a[:3], b[:5]).shape == (3, 5)
 
-def test_deprecated_names_warn_and_agree():
+def test_old_names_are_gone():
+    "The names used before the vocabulary was fixed (`anchors_a`/`anchors_b`, `encode_a`/`encode_b`) are refused."
     a, b = pairs()
-    new = ASIF(k=10).fit(a, b)
-    with pytest.warns(DeprecationWarning, match=r'use `[xy]`'): old = ASIF(k=10).fit(anchors_a=a, anchors_b=b)
-    with pytest.warns(DeprecationWarning, match='use `embed_x`'): ra = old.encode_a(a[:3])
-    with pytest.warns(DeprecationWarning, match='use `embed_y`'): rb = old.encode_b(b[:3])
-    assert torch.equal(ra.to_dense(), new.embed_x(a[:3]).to_dense()) and torch.equal(rb.to_dense(), new.embed_y(b[:3]).to_dense())
-    with pytest.warns(DeprecationWarning, match='use `y`'): old.add(a[:2], anchors_b=b[:2])
-    with pytest.raises(TypeError, match='got both'): ASIF(k=10).fit(a, b, anchors_b=b)
+    m = ASIF(k=10).fit(a, b)
+    with pytest.raises(TypeError, match='unexpected keyword'): ASIF(k=10).fit(anchors_a=a, anchors_b=b)
+    with pytest.raises(TypeError, match='unexpected keyword'): m.add(a[:2], anchors_b=b[:2])
+    assert m.n_anchors == len(a)                             # the refused call changed nothing
+    assert not hasattr(m, 'encode_a') and not hasattr(m, 'encode_b')
+    with pytest.raises(TypeError, match=r'fit\(x, y\)'): ASIF(k=10).fit(a)
 
 def test_fit_transform_and_protocol():
     from sklearn.base import clone

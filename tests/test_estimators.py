@@ -1,6 +1,7 @@
 """One estimator protocol (DESIGN.md, relrep_nb.base) for all eight estimators of the package: scikit-learn's parameter
 contract (construct with no arguments, clone, get/set_params), validation at fit, NotFittedError, save -> relrep_nb.load,
-defaults that fit on 400 samples, scikit-learn's own estimator checks, pipelines and grid search, deprecated names."""
+defaults that fit on 400 samples, scikit-learn's own estimator checks, pipelines and grid search, and the vocabulary
+(the names used before it are gone)."""
 import inspect, os, pickle, warnings
 import numpy as np
 import pytest
@@ -220,30 +221,14 @@ def test_pipeline_and_grid_search_on_digits():
     assert grid.best_params_['relativeprojector__n_anchors'] == 100
     assert grid.cv_results_['mean_test_score'][1] > grid.cv_results_['mean_test_score'][0]
 
-# ---- every deprecated name warns and still works -------------------------------------------------------------------------
+# ---- the names used before the vocabulary are gone -----------------------------------------------------------------------
 
-def _warns_new(fn, new):
-    with pytest.warns(DeprecationWarning, match=f'use `{new}`'): return fn()
-
-def test_deprecated_names_warn_and_work():
+def test_old_spellings_are_refused():
+    "The package was never released: an old keyword is Python's own TypeError, not a deprecation shim."
     x, y = _data()
-    t_old = _warns_new(lambda: relrep_nb.Translator().fit(x_anchors=x, y_anchors=y), 'x')
-    assert torch.equal(t_old.transform(x), relrep_nb.Translator().fit(x, y).transform(x))
-    m = relrep_nb.ASIF(k=10)
-    m_old = _warns_new(lambda: relrep_nb.ASIF(k=10).fit(anchors_a=x, anchors_b=y), 'x')
-    m.fit(x, y)
-    assert torch.equal(m_old.scores(x[:5], y[:5]), m.scores(x[:5], y[:5]))
-    assert torch.equal(_dense(_warns_new(lambda: m.encode_a(x[:5]), 'embed_x')), _dense(m.embed_x(x[:5])))
-    assert torch.equal(_dense(_warns_new(lambda: m.encode_b(y[:5]), 'embed_y')), _dense(m.embed_y(y[:5])))
-    p = _warns_new(lambda: relrep_nb.PARAM(n_anchors=3, steps=4), 'n_steps')
-    assert p.n_steps == 4 and 'steps' not in p.get_params()
-    xs = _subjects()
-    s_old = _warns_new(lambda: relrep_nb.SubjectRelative('pca', n_components=3).fit(xs, anchors=np.arange(0, 60, 6)), 'anchor_idx')
-    s_new = relrep_nb.SubjectRelative('pca', n_components=3).fit(xs, np.arange(0, 60, 6))
-    assert np.array_equal(s_old.transform(xs), s_new.transform(xs))
-    a = torch.randn(10, 6, dtype=torch.float64)
-    r_old = _warns_new(lambda: RelativeProjector().fit(anchors=a), 'X')
-    assert torch.equal(r_old.transform(x), RelativeProjector().fit(a).transform(x))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'x_anchors'"): relrep_nb.Translator().fit(x_anchors=x, y_anchors=y)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'steps'"): relrep_nb.PARAM(n_anchors=3, steps=4)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'anchors'"): RelativeProjector().fit(anchors=x[:10])
 
 def test_learned_gw_score_is_higher_better():
     x, y = _data(n=40)
@@ -257,8 +242,17 @@ def test_vocabulary_table():
     for n in ('ASIF', 'LearnedGW'): assert callable(getattr(type(CASES[n][0]()), 'embed_x')) and callable(getattr(type(CASES[n][0]()), 'embed_y'))
     old = {'steps', 'sinkhorn_iter', 'anchors_a', 'anchors_b', 'x_anchors', 'y_anchors'}
     for n, (make, *_) in CASES.items():
-        params = set(type(make())().get_params())
+        cls = type(make())
+        params = set(cls().get_params())
         assert not params & old, f'{n} still has {params & old}'
         assert 'seed' in params, f'{n} has no `seed`'
+        for m in ('__init__', 'fit', 'add'):                     # no old keyword and no **kw kept for one
+            if not hasattr(cls, m): continue
+            sig = inspect.signature(getattr(cls, m)).parameters
+            assert not set(sig) & old, f'{n}.{m} still accepts {set(sig) & old}'
+            assert not any(p.kind == p.VAR_KEYWORD for p in sig.values()), f'{n}.{m} takes **kwargs'
+    assert 'anchors' not in inspect.signature(RelativeProjector.fit).parameters        # `fit(X)`
+    assert 'anchors' not in inspect.signature(relrep_nb.SubjectRelative.fit).parameters  # `fit(xs, anchor_idx)`
+    for m in ('encode_a', 'encode_b'): assert not hasattr(relrep_nb.ASIF, m), m          # `embed_x` / `embed_y`
     for n in ('RelativeProjector', 'ProductProjector', 'RobustProjector', 'PARAM'):
         assert 'n_anchors' in type(CASES[n][0]())().get_params(), n

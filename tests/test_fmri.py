@@ -99,12 +99,12 @@ def test_mlp_head_has_one_output_per_distinct_label():
     assert a.states_[0]['shape'].tolist() == b.states_[0]['shape'].tolist() == [12, 4]    # not max label + 1
     np.testing.assert_allclose(a.transform(xs), b.transform(xs), atol=1e-6)
 
-def test_anchor_idx_rename_and_not_fitted():
+def test_anchor_idx_and_not_fitted():
     from sklearn.exceptions import NotFittedError
     xs, _ = synthetic_subjects(n_subjects=2, n_timepoints=60, n_features=8, seed=0)
-    with pytest.warns(DeprecationWarning, match='use `anchor_idx`'):
-        old = SubjectRelative().fit(xs, anchors=np.arange(0, 60, 6))
-    np.testing.assert_array_equal(old.transform(xs), SubjectRelative().fit(xs, anchor_idx=np.arange(0, 60, 6)).transform(xs))
-    with pytest.raises(TypeError, match='once'): SubjectRelative().fit(xs, np.arange(0, 60, 6), anchors=np.arange(0, 60, 6))
+    m = SubjectRelative().fit(xs, anchor_idx=np.arange(0, 60, 6))
+    np.testing.assert_array_equal(m.transform(xs), SubjectRelative().fit(xs, np.arange(0, 60, 6)).transform(xs))
+    with pytest.raises(TypeError, match='unexpected keyword'): SubjectRelative().fit(xs, anchors=np.arange(0, 60, 6))   # the old name is gone
+    with pytest.raises(TypeError, match='anchor_idx'): SubjectRelative().fit(xs)
     with pytest.raises(NotFittedError, match='anchor_idx'): SubjectRelative().transform(xs)
-    with pytest.raises(ValueError, match='expecting 8 features'): old.encode([x[:, :5] for x in xs])
+    with pytest.raises(ValueError, match='expecting 8 features'): m.encode([x[:, :5] for x in xs])

@@ -57,7 +57,7 @@ def test_align_defaults_transfer_labels_like_pot(pair):
     assert np.mean(ours) >= np.mean(pot) - 0.05, (ours, pot)
 
 def test_align_coarse_start_leaves_a_cell_line_swap():
-    """Unpaired halves of SNARE-seq (split 1 of `bench/gw_coarse_start.py`: disjoint cells, RNA of one half, ATAC of the
+    """Unpaired halves of SNARE-seq (split 1 of the coarse-start study, bench/README.md: disjoint cells, RNA of one half, ATAC of the
     other): three random restarts swap cell lines there (5-NN label transfer 0.03), the coarse-started restart of the
     defaults does not (measured 0.85), and it is kept by the training GW loss alone."""
     from relrep_nb.experiments.latent_gw import _load_pair

@@ -4,8 +4,8 @@ whose second view is the first under a random orthogonal map (one side shuffled:
 samples held out. Seeds 0, 1, 2: each its own split, map and shuffle. The defaults were chosen on synthetic
 Gaussian clusters (`clustered_pair`) and a low-rank Gaussian mixture, the inputs' principal components
 (`normalize="auto"` -> "pca" for this objective) and the two restarts of lowest GW loss side by side (`ensemble="auto"`
--> 2) on breast-cancer features, that mixture and isotropic clusters (bench/gw_direct_generalisation.py, studies
-`normalize` and `ensemble`), never on digits."""
+-> 2) on breast-cancer features, that mixture and isotropic clusters (studies `normalize` and
+`ensemble`, bench/README.md), never on digits."""
 import functools, os, time
 import numpy as np
 import pytest

@@ -150,3 +150,10 @@ def test_no_definition_exported_twice():
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice: dups[str(path.relative_to(ROOT))] = twice
     assert not dups, f'definitions repeated within a module (regenerate with `python tools/export.py`): {dups}'
+
+def test_no_private_torch_api():
+    "The package calls torch's public API only: no `torch._...` function and no `torch.ops.aten` kernel."
+    pat = re.compile(r'torch\.(_[A-Za-z]|ops\.aten)')
+    bad = [f'{p.relative_to(ROOT)}:{i}' for p in sorted(PKG.rglob('*.py')) if p.name != '_modidx.py'
+           for i, line in enumerate(p.read_text().splitlines(), 1) if pat.search(line)]
+    assert not bad, f'private torch API used at {bad}'

@@ -16,7 +16,8 @@ def test_protocol(tmp_path):
     p = PARAM(4, n_steps=5, seed=1)
     assert p.fit(sup) is p
     sig = inspect.signature(PARAM).parameters
-    assert sorted(p.get_params()) == sorted(n for n, q in sig.items() if q.kind != q.VAR_KEYWORD)   # not the **kw catch-all
+    assert sorted(p.get_params()) == sorted(sig)
+    assert not any(q.kind == q.VAR_KEYWORD for q in sig.values())   # no **kw: an unknown keyword is a TypeError
     assert p.n_features_in_ == 5 and p.support_size_ == 40
     assert PARAM(**p.get_params()).get_params() == p.get_params()
     p.save(tmp_path / 'p.pt'); q = PARAM.load(tmp_path / 'p.pt')
@@ -34,10 +35,11 @@ def test_defaults_fit_400_rows_and_init_only_stores():
     with pytest.raises((ValueError, TypeError), match='n_anchors'): PARAM(0).fit(sup)
     with pytest.raises(ValueError, match=r'K=40 support points, fewer than n_anchors=64'): PARAM().fit(_supports())
 
-def test_steps_is_deprecated():
+def test_old_steps_name_is_gone():
     from sklearn.base import clone
-    with pytest.warns(DeprecationWarning, match='use `n_steps`'): p = PARAM(4, steps=3)
+    p = PARAM(4, n_steps=3)
     assert p.n_steps == 3 and clone(p).get_params() == p.get_params()
+    with pytest.raises(TypeError, match='unexpected keyword'): PARAM(4, steps=3)
     with pytest.raises(TypeError, match='unexpected keyword'): PARAM(4, stepz=3)
 
 def test_unfitted_and_random():
