@@ -11,7 +11,7 @@ with peak memory < 4 GiB. Each part runs in its own process (its peak memory is 
     # measured: --features fmnist --n 45000 --iters 20 --threads 1 -> accuracy 1.000, 1382 s, peak RSS 1.59 GiB
     python bench/gw.py align --dataset snareseq --seeds 0 1 2 --threads 1  # align's defaults vs POT's entropic GW (SCOT protocol)
     python bench/gw.py align --dataset pbmc --seeds 0 1 2 --threads 1      # the held-out unpaired pair: label transfer
-    python bench/gw.py align --dataset snareseq --no-pot --set prune_restarts=None   # a settings row on top of align's defaults
+    python bench/gw.py align --dataset snareseq --no-pot --set objective__prune_restarts=None   # a settings row on top of align's defaults
     python bench/gw.py scaling --threads 1 --json bench/results/gw_scaling.json    # n = 1k..20k per side, ours vs POT (to 2k)
     python bench/gw.py scaling --threads 1 --restarts 3 --pot-max 0 --json bench/results/gw_scaling_restarts.json   # ours with 3 restarts
     ... --json bench/results/gw_<part>.json
@@ -56,17 +56,6 @@ def _settings(items) -> dict:
     import ast
     return {k: ast.literal_eval(v) for k, v in (i.split('=', 1) for i in items)}
 
-def _align_fit(A, B, seed:int, device:str, settings:dict):
-    "`align` with `--set` settings; FixedPoint's own (plan_every, step_batch, prune_restarts, ...) replace those of ALIGN_CONFIG's objective, whose ε schedule is kept."
-    from relrep_nb.gw import ALIGN_CONFIG, FixedPoint, LearnedGW, align, align_k
-    dev = {} if device == 'cpu' else {'device': device}          # cuda: f, g and the plan on the GPU
-    obj = {k: v for k, v in settings.items() if k in FixedPoint._get_param_names()}
-    if not obj: return align(A, B, seed=seed, progress=False, **dev, **settings)
-    objective = FixedPoint(**{**ALIGN_CONFIG['objective'].get_params(), **obj})
-    rest = {k: v for k, v in settings.items() if k not in obj}
-    model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(A.n_obs, B.n_obs), 'seed': seed, 'progress': False, **dev, **rest, 'objective': objective})
-    return align(A, B, model=model.fit(np.asarray(A.X, dtype=np.float32), np.asarray(B.X, dtype=np.float32)))
-
 def _align_rows(args):
     import anndata
     import ot  # noqa: F401  (POT is imported before any timing: align's coarse restart and POT's rows both use it)
@@ -88,7 +77,7 @@ def _align_rows(args):
             pot_kw = dict(k=SINGLECELL[args.dataset][1], epsilons=(SINGLECELL[args.dataset][2],))   # SCOT's published k and ε
         A, B = anndata.AnnData(X=x), anndata.AnnData(X=y)
         t0, c0 = time.perf_counter(), time.process_time()
-        cp = _align_fit(A, B, s, args.device, args.settings)
+        cp = align(A, B, seed=s, progress=False, **({} if args.device == 'cpu' else {'device': args.device}), **args.settings)
         rows.append(dict(method=ALIGN_ROW + ''.join(f', {k}={v!r}' for k, v in args.settings.items()), seed=s, score=score(A.obsm['X_gw'], B.obsm['X_gw']),
                          seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0, restarts=cp.model.restarts_))
         print(rows[-1], flush=True)
@@ -230,7 +219,7 @@ def main():
     c.add_argument('--lowrank', action='store_true', help="also POT's low-rank GW"); c.add_argument('--rank', type=int, default=10)
     c.add_argument('--device', default='cpu', help='where LearnedGW trains and solves (cpu, cuda); POT and moscot stay on the CPU')
     c.add_argument('--set', dest='settings', nargs='*', default=[], metavar='KEY=VALUE',
-                   help="LearnedGW settings on top of align's defaults (a labelled extra row), e.g. --set prune_restarts=None")
+                   help="LearnedGW settings on top of align's defaults (a labelled extra row), e.g. --set objective__prune_restarts=None")
     d = sub.add_parser('pot'); d.add_argument('--n', type=int, default=1000); d.add_argument('--d', type=int, default=64)
     d.add_argument('--eps', type=float, default=5e-3)
     e = sub.add_parser('scaling'); e.add_argument('--sizes', type=int, nargs='+', default=[1000, 2000, 5000, 10_000, 20_000])

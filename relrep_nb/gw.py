@@ -5,18 +5,17 @@
 # %% ../nbs/14_latent_gw.ipynb #bcf3ee0d
 from __future__ import annotations
 import math, time, warnings
-from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
 from .core import as_tensor, to_like, chunk_rows, check_int, check_seed, check_choice, check_float, patch, TensorState
 from .base import Estimator, check_device, _build_matching
-from .ot import (sinkhorn, Coupling, EpsSchedule, gw_loss, rank_distances, graph_distances, sqeuclidean,
-                          mean_sqeuclidean)
+from .ot import sinkhorn, Coupling, EpsSchedule, gw_loss, sqeuclidean, mean_sqeuclidean, double_center
+from .ot import rank_distances, graph_distances, knn_laplacian, dirichlet_energy
 
 # %% auto #0
-__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'clustered_pair', 'knn_laplacian', 'dirichlet_energy', 'FixedPoint', 'Direct',
-           'LearnedGW', 'coarse_plan', 'select_config', 'align_k', 'align']
+__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'clustered_pair', 'FixedPoint', 'Direct', 'LearnedGW', 'coarse_plan',
+           'select_config', 'align_k', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #12f2acc3
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -46,39 +45,6 @@ def clustered_pair(n:int=1000, # samples per side
     Q = torch.linalg.qr(torch.randn(d, d, generator=g))[0]
     y = x @ Q + noise * x.std() * torch.randn(n, d, generator=g)
     return x.numpy(), y.numpy(), lab.numpy()
-
-# %% ../nbs/14_latent_gw.ipynb #7efc3cf3
-def knn_laplacian(D:torch.Tensor, # (n, n) distances
-                  k:int=10, # neighbours per node (symmetrised)
-                 ) -> torch.Tensor: # (n, n) normalised graph Laplacian
-    """Symmetric normalised Laplacian I - D^-1/2 W D^-1/2 of the symmetrised kNN graph of `D`.
-
-    >>> knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1).tolist()
-    [[1.0, -1.0], [-1.0, 1.0]]
-    """
-    n = D.shape[0]
-    idx = (D + torch.diag(torch.full((n,), math.inf, dtype=D.dtype, device=D.device))).topk(min(k, n - 1), dim=1, largest=False).indices
-    W = torch.zeros_like(D).scatter_(1, idx, 1.)
-    W = ((W + W.T) > 0).to(D.dtype)
-    dinv = W.sum(1).clamp_min(1).rsqrt()
-    return torch.eye(n, dtype=D.dtype, device=D.device) - dinv[:, None] * W * dinv[None, :]
-
-def _double_center(M:torch.Tensor) -> torch.Tensor:
-    "M without its row and column means (a Sinkhorn plan ignores them)."
-    return M - M.mean(1, keepdim=True) - M.mean(0, keepdim=True) + M.mean()
-
-def dirichlet_energy(C:torch.Tensor, # (n, m) cost between the two sides
-                     Lx:torch.Tensor, # (n, n) graph Laplacian of the first side
-                     Ly:torch.Tensor, # (m, m) graph Laplacian of the second side
-                    ) -> torch.Tensor: # scalar in [0, 2]
-    """The share of rough (high graph frequency) variation in the double-centred cost Cc: [tr(Ccᵀ Lx Cc) + tr(Cc Ly Ccᵀ)] / (2 |Cc|²).
-
-    >>> L = knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1)
-    >>> dirichlet_energy(torch.tensor([[0., 1.], [1., 0.]]), L, L).item()
-    2.0
-    """
-    Cc = _double_center(C)
-    return ((Cc * (Lx @ Cc)).sum() + (Cc * (Cc @ Ly)).sum()) / (2 * (Cc * Cc).sum()).clamp_min(1e-12)
 
 # %% ../nbs/14_latent_gw.ipynb #dfbbe1ad
 class FixedPoint(Estimator):
@@ -216,7 +182,7 @@ def _config_value(self:LearnedGW, name:str):
     return v.as_dict() if isinstance(v, EpsSchedule) else v
 
 @patch
-def _norm(self:LearnedGW) -> str|None:
+def _preprocessing(self:LearnedGW) -> str|None:
     "The preprocessing in effect (`normalize` with 'auto' resolved by the objective)."
     return ('pca' if isinstance(self._objective(), Direct) else 'standard') if self.normalize == 'auto' else self.normalize
 
@@ -268,7 +234,7 @@ def _fit_stats(self:LearnedGW, tx:torch.Tensor, ty:torch.Tensor):
     for s, t in (('x', tx), ('y', ty)):
         setattr(self, f'mean_{s}_', t.mean(0))
         setattr(self, f'std_{s}_', t.std(0).clamp_min(1e-6) if t.shape[0] > 1 else torch.ones_like(t[0]))
-        if self._norm() == 'pca': (V, sd) = _pca(t, self.n_components); setattr(self, f'components_{s}_', V); setattr(self, f'component_std_{s}_', sd)
+        if self._preprocessing() == 'pca': (V, sd) = _pca(t, self.n_components); setattr(self, f'components_{s}_', V); setattr(self, f'component_std_{s}_', sd)
 
 @patch
 def _pcs(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
@@ -278,7 +244,7 @@ def _pcs(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
 @patch
 def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     "The networks' input: the fitted preprocessing of `side` ('x' or 'y')."
-    norm = self._norm()
+    norm = self._preprocessing()
     if norm == 'standard': return (t - getattr(self, f'mean_{side}_')) / getattr(self, f'std_{side}_')
     if norm == 'pca': return self._pcs(t, side) / getattr(self, f'component_std_{side}_')
     if norm == 'l2': return t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
@@ -287,7 +253,7 @@ def _preprocess(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
 @patch
 def _metric_points(self:LearnedGW, t:torch.Tensor, side:str) -> torch.Tensor:
     "The points whose distances GW compares (in the safe scale)."
-    norm = self._norm()
+    norm = self._preprocessing()
     return self._preprocess(t, side) if norm == 'l2' else self._pcs(t, side) if norm == 'pca' else t
 
 # %% ../nbs/14_latent_gw.ipynb #aa4710d2
@@ -297,10 +263,28 @@ def _mlp(d_in:int, hidden:tuple, d_out:int) -> nn.Sequential:
     for a, b in zip(dims[:-1], dims[1:]): layers += [nn.Linear(a, b), nn.LayerNorm(b), nn.ReLU()]
     return nn.Sequential(*layers, nn.Linear(dims[-1], d_out))
 
+class _FixedPointLoss(torch.autograd.Function):
+    """1 - cosine between the double-centred squared distances of `a`, `b` and the double-centred, unit-norm target `G`,
+    with its gradient in closed form: with a, b centred, num = <a, G b>, s = <aᵀa, bᵀb>^½, the loss is 1 + num / s and its
+    gradient in a is G b / s - num a (bᵀb) / s³ (in b: Gᵀa / s - num b (aᵀa) / s³), centred (one node instead of a dozen)."""
+    @staticmethod
+    def forward(ctx, a, b, G):
+        a, b = a - a.mean(0), b - b.mean(0)
+        Gb, Ga, A, B = G @ b, G.T @ a, a.T @ a, b.T @ b
+        num, S = float((a * Gb).sum()), float((A * B).sum())
+        s = max(S, 1e-24) ** 0.5
+        ctx.save_for_backward(a, b, Gb, Ga, A, B); ctx.s, ctx.k = s, (num / s ** 3 if S > 1e-24 else 0.)
+        return a.new_tensor(1 + num / s)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, Gb, Ga, A, B = ctx.saved_tensors
+        da, db = torch.addmm(Gb, a, B, beta=1 / ctx.s, alpha=-ctx.k), torch.addmm(Ga, b, A, beta=1 / ctx.s, alpha=-ctx.k)
+        return grad * (da - da.mean(0)), grad * (db - db.mean(0)), None
+
 def _fixed_point_loss(a:torch.Tensor, b:torch.Tensor, G:torch.Tensor) -> torch.Tensor:
-    "1 - cosine between the double-centred squared distances of `a`, `b` and the double-centred, unit-norm target `G`."
-    a, b = a - a.mean(0), b - b.mean(0)
-    return 1 + (a * (G @ b)).sum() / ((a.T @ a) * (b.T @ b)).sum().clamp_min(1e-24).sqrt()
+    "The fixed-point loss of the embeddings `a`, `b` against the target `G` (`_FixedPointLoss`)."
+    return _FixedPointLoss.apply(a, b, G)
 
 def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool) -> torch.Tensor:
     "Distances among the samples `idx`: from the geodesic matrix `G`, else Euclidean between `pts`; ranks, or divided by the maximum."
@@ -310,14 +294,14 @@ def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:b
 def _gw_target(P:torch.Tensor, Dx:torch.Tensor, Dy:torch.Tensor) -> tuple:
     "(the fixed-point target: the double-centred GW gradient at `P`, of unit norm; the GW loss of `P`)."
     loss, M = gw_loss(P.to(Dx.dtype), Dx, Dy, gradient=True)
-    G = _double_center(-2 * M)
+    G = double_center(-2 * M)
     return G / G.norm().clamp_min(1e-12), loss
 
 def _step_block(rng:np.random.Generator, xb:torch.Tensor, yb:torch.Tensor, G:torch.Tensor, sb:int|None) -> tuple:
     "The rows of each side and the target block one step fits: a random `sb` x `sb` block, double-centred and of unit norm again; the whole batch when `sb` is None or covers it."
     if sb is None or max(len(xb), len(yb)) <= sb: return xb, yb, G
     I, J = (torch.as_tensor(np.sort(rng.choice(len(b), min(sb, len(b)), replace=False)), device=xb.device) for b in (xb, yb))
-    Gs = _double_center(G.index_select(0, I).index_select(1, J))
+    Gs = double_center(G.index_select(0, I).index_select(1, J))
     return xb.index_select(0, I), yb.index_select(0, J), Gs / Gs.norm().clamp_min(1e-12)
 
 # %% ../nbs/14_latent_gw.ipynb #e501d796
@@ -673,7 +657,7 @@ def _load_extra(self:LearnedGW, sd:dict):
 @patch
 def _load_nets(self:LearnedGW, f:dict, g:dict, what:str) -> tuple:
     "f and g rebuilt from their state dicts (shapes checked first)."
-    width = lambda s: getattr(self, f'components_{s}_').shape[0] if self._norm() == 'pca' else getattr(self, f'mean_{s}_').shape[0]
+    width = lambda s: getattr(self, f'components_{s}_').shape[0] if self._preprocessing() == 'pca' else getattr(self, f'mean_{s}_').shape[0]
     return tuple(_build_matching(lambda: _mlp(width(s), tuple(self.hidden), self.dim), sd_, f'{what} ({n})').to(next(iter(sd_.values())).device).eval()
                  for n, s, sd_ in (('f', 'x', f), ('g', 'y', g)))
 
@@ -732,7 +716,7 @@ def metric_space(self:LearnedGW, v, # samples of `side` (new ones too)
     """
     check_choice(side, 'side', ('x', 'y'))
     t, was_numpy = self._side_input(v, 'v', side)
-    out = self._metric_points(t, side) * (1.0 if self._norm() == 'l2' else getattr(self, f'input_scale_{side}_'))
+    out = self._metric_points(t, side) * (1.0 if self._preprocessing() == 'l2' else getattr(self, f'input_scale_{side}_'))
     return out.cpu().numpy() if was_numpy else out
 
 # %% ../nbs/14_latent_gw.ipynb #5a5698cc
@@ -744,7 +728,7 @@ def align(adata_x, # AnnData of the first modality
           eps:float|None=None, # ε of the final plan (in the model's schedule's unit); its final value when None
           seed:int=0, # seed of the fitted model
           progress:bool|None=None, # progress bar of the fit
-          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`)
+          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`); `objective__<name>` changes one setting of its objective
          ) -> Coupling:
     """Fit (or reuse) a `LearnedGW` on two AnnData objects; write common coordinates to `.obsm[key_added]` of both; return the plan, whose `.model` is the fitted model.
 
@@ -761,13 +745,17 @@ def align(adata_x, # AnnData of the first modality
     else: rx = ry = use_rep
     x, y = _get_rep(adata_x, rx, 'adata_x'), _get_rep(adata_y, ry, 'adata_y')
     if model is not None and kwargs: raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
-    if model is None:                     # another objective brings its own ε schedule (its unit differs)
-        cfg = {k: v for k, v in ALIGN_CONFIG.items() if not (k == 'eps' and 'objective' in kwargs)}
-        model = LearnedGW(**{**cfg, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress, **kwargs}).fit(x, y)
+    if model is None:          # nested keys (`objective__plan_every=10`) go to a copy of the objective, as in `set_params`
+        flat = {k: v for k, v in kwargs.items() if '__' not in k}
+        model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress, **flat})
+        if 'eps' not in flat and model._objective().default_eps.unit != ALIGN_CONFIG['eps'].unit: model.eps = None   # Direct: its own ε
+        o = model.objective
+        if isinstance(o, (FixedPoint, Direct)): model.objective = type(o)(**o.get_params())
+        model.set_params(**{k: v for k, v in kwargs.items() if '__' in k}).fit(x, y)
     cp = model.coupling(x, y, eps=eps)
     zy = np.asarray(model.metric_space(y, 'y'), dtype=np.float32)
     zx = np.asarray(cp.barycentric(zy), dtype=np.float32)
-    if model._norm() == 'l2': zx /= np.maximum(np.linalg.norm(zx, axis=1, keepdims=True), 1e-12)   # the mean on the sphere
+    if model._preprocessing() == 'l2': zx /= np.maximum(np.linalg.norm(zx, axis=1, keepdims=True), 1e-12)   # the mean on the sphere
     adata_y.obsm[key_added], adata_x.obsm[key_added] = zy, zx
     adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config={k: repr(v) for k, v in model.get_params(deep=False).items()},
                                                            coordinates='metric space of adata_y; adata_x carried onto it by the plan')

@@ -14,7 +14,7 @@ from .core import as_tensor, to_like, chunk_rows, check_int, check_choice, check
 
 # %% auto #0
 __all__ = ['sinkhorn', 'sqeuclidean', 'mean_sqeuclidean', 'Coupling', 'EpsSchedule', 'gw_loss', 'rank_distances', 'knn_indices',
-           'graph_distances']
+           'graph_distances', 'knn_laplacian', 'double_center', 'dirichlet_energy']
 
 # %% ../nbs/03a_ot.ipynb #40d18024
 def _logsumexp(x:torch.Tensor, dim:int) -> torch.Tensor:
@@ -40,18 +40,20 @@ def _kernel_solve(K:torch.Tensor, la:torch.Tensor, lb:torch.Tensor, g:torch.Tens
         Z = K + (lb + g / eps)[None, :]
         mx = Z.amax(1, keepdim=True).clamp_min(-1e300)
         E = (Z - mx).clamp_(min=lo).exp_(); s = E.sum(1)
-        return E.mul_((a / s)[:, None]), -eps * (mx.squeeze(1) + s.log())
+        E.mul_((a / s)[:, None])
+        return E.masked_fill_(E < torch.finfo(E.dtype).tiny, 0), -eps * (mx.squeeze(1) + s.log())   # no subnormals: they make products slow
     E, f = kernel(g)
     u, v, b = torch.ones_like(la), torch.ones_like(lb), lb.exp()
+    Ev, Eu = torch.empty_like(la), torch.empty_like(lb)          # in place: at small n an iteration is a few tiny ops
     for it in range(n_iter):
         if it:
-            Ev = E @ v
+            torch.mv(E, v, out=Ev)
             if it % 5 == 0:      # the rows' error before their update; the columns are exact after each v update
                 if float((u * Ev / a - 1).abs().max()) < tol: break
                 if float(torch.cat([u, v]).abs().max()) > 1e30 or float(torch.cat([u, v]).min()) < 1e-30:
-                    g = g + eps * v.log(); E, f = kernel(g); u, v = torch.ones_like(u), torch.ones_like(v); Ev = E @ v
-            u = a / Ev.clamp_min(1e-300)
-        v = b / (E.T @ u).clamp_min(1e-300)
+                    g = g + eps * v.log(); E, f = kernel(g); u, v = torch.ones_like(u), torch.ones_like(v); torch.mv(E, v, out=Ev)
+            torch.div(a, Ev.clamp_min_(1e-300), out=u)
+        torch.div(b, torch.mv(E.T, u, out=Eu).clamp_min_(1e-300), out=v)
     f, g = f + eps * u.log(), g + eps * v.log()
     if not bool(torch.isfinite(f).all() and torch.isfinite(g).all()): return None
     return E.mul_(u[:, None]).mul_(v[None, :]), f, g, it + 1
@@ -358,3 +360,40 @@ def graph_distances(x, # (n, d) samples
     fin = np.isfinite(D)
     D[~fin] = D[fin].max()
     return D / max(D.max(), 1e-12)
+
+# %% ../nbs/03a_ot.ipynb #6f60fd8e
+def knn_laplacian(D:torch.Tensor, # (n, n) distances
+                  k:int=10, # neighbours per node (symmetrised)
+                 ) -> torch.Tensor: # (n, n) normalised graph Laplacian
+    """Symmetric normalised Laplacian I - D^-1/2 W D^-1/2 of the symmetrised kNN graph of `D`.
+
+    >>> knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    n = D.shape[0]
+    idx = (D + torch.diag(torch.full((n,), math.inf, dtype=D.dtype, device=D.device))).topk(min(k, n - 1), dim=1, largest=False).indices
+    W = torch.zeros_like(D).scatter_(1, idx, 1.)
+    W = ((W + W.T) > 0).to(D.dtype)
+    dinv = W.sum(1).clamp_min(1).rsqrt()
+    return torch.eye(n, dtype=D.dtype, device=D.device) - dinv[:, None] * W * dinv[None, :]
+
+def double_center(M:torch.Tensor) -> torch.Tensor:
+    """`M` without its row and column means (a Sinkhorn plan ignores them: adding a row or a column constant to a cost leaves its plan unchanged).
+
+    >>> double_center(torch.tensor([[1., 2.], [3., 4.]])).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
+    """
+    return M - M.mean(1, keepdim=True) - M.mean(0, keepdim=True) + M.mean()
+
+def dirichlet_energy(C:torch.Tensor, # (n, m) cost between the two sides
+                     Lx:torch.Tensor, # (n, n) graph Laplacian of the first side
+                     Ly:torch.Tensor, # (m, m) graph Laplacian of the second side
+                    ) -> torch.Tensor: # scalar in [0, 2]
+    """The share of rough (high graph frequency) variation in the double-centred cost Cc: [tr(Ccᵀ Lx Cc) + tr(Cc Ly Ccᵀ)] / (2 |Cc|²).
+
+    >>> L = knn_laplacian(torch.tensor([[0., 1.], [1., 0.]]), k=1)
+    >>> dirichlet_energy(torch.tensor([[0., 1.], [1., 0.]]), L, L).item()
+    2.0
+    """
+    Cc = double_center(C)
+    return ((Cc * (Lx @ Cc)).sum() + (Cc * (Cc @ Ly)).sum()) / (2 * (Cc * Cc).sum()).clamp_min(1e-12)

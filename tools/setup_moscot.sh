@@ -1,5 +1,5 @@
 #!/bin/bash
-# The moscot environment for the learned-GW head-to-head (bench/gw_moscot.py): .venv-moscot with moscot
+# The moscot environment for the learned-GW head-to-head (a peer that the benchmarks page compared once): .venv-moscot with moscot
 # (on ott-jax and jax, CPU) and the package's core install. Kept out of the default .venv: jax and its
 # dependencies are a peer's, not ours.
 # Usage: bash tools/setup_moscot.sh
