@@ -1,27 +1,14 @@
-"""Full-size runs of the chapters too long for `relrep-nb reproduce`, one subcommand per chapter.
+"""Full-size runs outside `relrep-nb reproduce`: relreps' stitching trained per dataset, bootstrap in its own file naming.
 
-Their tables and claims go to bench/results/, where the chapters' slow cells read them.
+Their tables and claims go to bench/results/, where the chapters' slow cells read them. The latent-GW and PARAM-WIP
+full runs are the command line's own (`relrep-nb reproduce --full <chapter> --tables DIR`, `--parts`, `--from-tables`;
+bench/README.md gives the commands).
 
-    python bench/full.py latent_gw                  # every part not yet recorded, then bench/results/gw_claims_full.json
-    python bench/full.py latent_gw --parts singlecell annealing   # only these parts (the others are read if recorded)
-    python bench/full.py latent_gw --claims-only    # the claims from whatever parts are recorded (missing tables: NaN claims)
-    python bench/full.py param_wip                  # bench/results/param_wip_full/*.csv and bench/results/param_wip_full.json
-    python bench/full.py param_wip --from-tables    # the claims again from the recorded CSV tables (no rerun)
     python bench/full.py relreps_ae                 # every dataset of IMAGE_DATASETS
     python bench/full.py relreps_ae --datasets mnist5k   # only these; the table keeps the other datasets' recorded rows
     python bench/full.py bootstrap quick            # everything in one process (or `full`)
     python bench/full.py bootstrap full --parts words,ablation   # some parts only (separate jobs) ...
     python bench/full.py bootstrap full --merge     # ... then merge the parts' tables and compute the claims
-
-latent_gw: `run('full', parts=[p])` for each part of `PARTS`, each in its own process (its peak memory is its own), its
-tables written to bench/results/gw_full/*.csv as soon as it ends (times in gw_full/parts.json), then the claims as
-bench/results/gw_claims_full.json. A part whose tables exist is not rerun (delete its CSV files to rerun it), so an
-interrupted run resumes where it stopped. The JSON has the format of `relrep-nb reproduce --json`; its `parts` field
-says which parts were measured and how long each took.
-
-param_wip: `run('full')` of the PARAM-WIP chapter, about 17 minutes on one thread with 6 seeds. `--from-tables`
-recomputes the claims from the recorded tables (e.g. after a protocol amendment that only changes which cells a claim
-reads) and keeps the recorded run time.
 
 relreps_ae: reconstruction stitching of the relreps chapter at the authors' configuration (`SIZES['full']['stitching']`),
 per dataset. Each trained model is kept in relrep_nb's cache (`cache_dir('relreps_ae')`, named by a hash of its
@@ -33,74 +20,11 @@ training images), about 10 CPU-hours for Fashion-MNIST (54,000).
 bootstrap: the tables and claims of the bootstrap chapter's `run(size)`: bench/results/bootstrap_<size>_<table>.csv and
 bench/results/bootstrap_<size>_claims.json (`seconds`: wall time and `cpu_seconds`: user + sys CPU time of `run` +
 `claims` on one torch/BLAS thread, as `relrep-nb reproduce` runs it; summed over the parts when merged). Parts write
-bootstrap_<size>-<parts>_<table>.csv and bootstrap_<size>-<parts>_time.json.
+bootstrap_<size>-<parts>_<table>.csv and bootstrap_<size>-<parts>_time.json. (Not `relrep-nb reproduce --tables`: the
+chapter reads this flat naming, and its parts add rows to the same tables, which one folder of tables cannot hold.)
 """
-import argparse, json, subprocess, sys, time
+import argparse, json, time
 from pathlib import Path
-
-# --- latent_gw ---------------------------------------------------------------------------------------------------------
-
-def _read(path):
-    import pandas as pd
-    return pd.read_csv(path) if path.stat().st_size else pd.DataFrame()
-
-def _gw_part(name, out, threads):
-    "Run one part of the latent-GW chapter in this process and write its tables."
-    from relrep_nb.core import torch_threads
-    from relrep_nb.experiments.latent_gw import run
-    t0, c0 = time.perf_counter(), time.process_time()
-    with torch_threads(threads): res = run('full', parts=[name])
-    for table, df in res.items():
-        p = out / f'{table}.csv'
-        if df.shape[1]: df.to_csv(p, index=False)
-        else: p.write_text('')
-    log = out / 'parts.json'
-    rec = json.loads(log.read_text()) if log.exists() else {}
-    rec[name] = dict(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
-    log.write_text(json.dumps(rec, indent=2))
-
-def latent_gw(a):
-    import pandas as pd
-    from relrep_nb.experiments.latent_gw import PARTS, claims
-    out = Path(a.out) / 'gw_full'; out.mkdir(parents=True, exist_ok=True)
-    if a.part: return _gw_part(a.part, out, a.threads)
-    todo = [] if a.claims_only else [p for p in (a.parts or PARTS) if a.parts or not all((out / f'{t}.csv').exists() for t in PARTS[p])]
-    for p in todo:
-        print(f'== part {p}', flush=True)
-        r = subprocess.run([sys.executable, __file__, 'latent_gw', '--out', a.out, '--part', p, '--threads', str(a.threads)])
-        if r.returncode: print(f'part {p} failed (exit {r.returncode}): its claims stay unmeasured', flush=True)
-    tables = {t: (_read(out / f'{t}.csv') if (out / f'{t}.csv').exists() else pd.DataFrame()) for ts in PARTS.values() for t in ts}
-    log = out / 'parts.json'
-    parts = json.loads(log.read_text()) if log.exists() else {}
-    cl = claims(tables)
-    rec = {'latent_gw': {'seconds': round(sum(v['seconds'] for v in parts.values()), 1), 'size': 'full', 'parts': parts,
-                         'note': f"run part by part by bench/full.py latent_gw; parts measured: {sorted(parts)}, not measured: "
-                                 f"{sorted(set(PARTS) - set(parts))}", 'claims': [c.to_dict() for c in cl]}}
-    (Path(a.out) / 'gw_claims_full.json').write_text(json.dumps(rec, indent=2))
-    for c in cl: print(f"{'holds' if c.holds else 'FAILS'} {c.name} = {c.value} ({c.rule}) {c.what}")
-
-# --- param_wip ---------------------------------------------------------------------------------------------------------
-
-def param_wip(a):
-    from relrep_nb.core import torch_threads
-    from relrep_nb.experiments.param_wip import run, claims
-    out, t0 = Path(a.out), time.time()
-    if a.from_tables:
-        import pandas as pd
-        res = {p.stem: pd.read_csv(p) for p in sorted((out / 'param_wip_full').glob('*.csv'))}
-        cl, seconds = claims(res), json.loads((out / 'param_wip_full.json').read_text())['param_wip']['seconds']
-        for c in cl: print(c.name, c.value, c.rule, c.holds)
-        (out / 'param_wip_full.json').write_text(json.dumps(
-            {'param_wip': {'seconds': seconds, 'size': 'full', 'claims': [c.to_dict() for c in cl],
-                           'note': 'claims recomputed from the recorded tables (param_wip_full/*.csv) with --from-tables'}}, indent=2))
-        return
-    with torch_threads(a.threads): res = run('full')
-    cl, seconds = claims(res), round(time.time() - t0, 1)
-    (out / 'param_wip_full').mkdir(parents=True, exist_ok=True)
-    for name, df in res.items(): df.to_csv(out / 'param_wip_full' / f'{name}.csv', index=False)
-    (out / 'param_wip_full.json').write_text(json.dumps(
-        {'param_wip': {'seconds': seconds, 'size': 'full', 'claims': [c.to_dict() for c in cl]}}, indent=2))
-    for c in cl: print(c.name, c.value, c.rule, c.holds)
 
 # --- relreps_ae --------------------------------------------------------------------------------------------------------
 
@@ -165,22 +89,8 @@ def bootstrap(a):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog='\n'.join(__doc__.splitlines()[4:15]))
+                                 epilog='\n'.join(__doc__.splitlines()[6:11]))
     sub = ap.add_subparsers(dest='command', required=True)
-
-    g = sub.add_parser('latent_gw', help='the learned-GW chapter, one part at a time -> gw_full/*.csv, gw_claims_full.json')
-    g.add_argument('--out', default='bench/results', help='folder of gw_claims_full.json and gw_full/')
-    g.add_argument('--parts', nargs='*', default=None, help='parts to run (default: every part not yet recorded)')
-    g.add_argument('--part', default=None, help=argparse.SUPPRESS)       # internal: run one part in this process
-    g.add_argument('--claims-only', action='store_true', help='do not run anything; claims from the recorded tables')
-    g.add_argument('--threads', type=int, default=1, help='torch threads')
-    g.set_defaults(func=latent_gw)
-
-    p = sub.add_parser('param_wip', help='the PARAM-WIP chapter -> param_wip_full/*.csv, param_wip_full.json')
-    p.add_argument('--out', default='bench/results', help='folder of param_wip_full.json and param_wip_full/')
-    p.add_argument('--threads', type=int, default=1, help='torch threads')
-    p.add_argument('--from-tables', action='store_true', help='recompute the claims from the recorded tables, keep the recorded run time')
-    p.set_defaults(func=param_wip)
 
     r = sub.add_parser('relreps_ae', help="relreps' reconstruction stitching at the authors' configuration -> relreps_ae_full*")
     r.add_argument('--datasets', nargs='*', default=None,

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_claims.ipynb #c28b3b2d
 from __future__ import annotations
-import importlib, io, json, math, multiprocessing, operator, os, pkgutil, re, sys, time, traceback, warnings
+import importlib, inspect, io, json, math, multiprocessing, operator, os, pkgutil, re, sys, time, traceback, warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,7 +15,7 @@ from .core import check_choice, check_int, torch_threads
 
 # %% auto #0
 __all__ = ['CHAPTER_ORDER', 'CHAPTERS', 'parse_rule', 'Claim', 'Chapter', 'register_chapter', 'discover', 'run_chapter',
-           'chapter_times', 'reproduce']
+           'chapter_times', 'chapter_parts', 'reproduce']
 
 # %% ../nbs/07_claims.ipynb #ad2dd699
 _OPS = {'>=': operator.ge, '<=': operator.le, '>': operator.gt, '<': operator.lt}
@@ -134,12 +134,25 @@ def _print_warnings(caught, out):
     counts = Counter(f'{w.category.__name__}: {str(w.message).splitlines()[0][:120]}' for w in caught)
     for msg, n in counts.most_common(): print(f'  warning ({n}x): {msg}', file=out)
 
+def _print_tables(tables, out):
+    for tname, df in (tables or {}).items():   # long tables shortened: the JSON report, the CSV files and `run` keep them whole
+        txt = df.to_string(max_rows=20, max_cols=12, max_colwidth=40) if hasattr(df, 'to_string') else str(df)[:2000]
+        print(f'-- {tname}\n{txt}', file=out)
+
+def _print_claims(claims, out):
+    for c in claims:
+        print(f"  [{'holds' if c.holds else 'FAILS'}] {c.name} = {_fmt(c.value)} (rule: {c.rule}; paper: {c.paper}) {c.what}", file=out)
+
 # %% ../nbs/07_claims.ipynb #2a54b04d
 def run_chapter(ch:Chapter, # a registered chapter
                 size:str='quick', # "quick" or "full"
                 out=sys.stdout, # where tables and claims are printed
                 threads:int|None=1, # torch/BLAS threads for the whole run (None: leave alone)
                 quiet:bool=False, # print only the claims, not the tables
+                parts:list[str]|None=None, # run these parts of the chapter one by one ([]: every part); None: `run(size)` whole
+                tables:str|None=None, # a folder: each table is written there as <table>.csv as soon as the run (or each part) ends
+                from_tables:bool=False, # run nothing: the claims from the CSV tables in `tables`
+                jobs:int=1, # with `parts`: parts run at once, each in a fresh process; 1: one after the other in this process
                ) -> dict:
     """Run one chapter's experiment and check its claims; return its JSON object (`seconds`, `claims`, `error` if it failed).
 
@@ -147,31 +160,33 @@ def run_chapter(ch:Chapter, # a registered chapter
     >>> run_chapter(ch, out=io.StringIO())['claims'][0]['holds']
     True
     """
-    check_choice(size, 'size', ('quick', 'full'))
-    t0 = time.perf_counter()
+    check_choice(size, 'size', ('quick', 'full')); check_int(jobs, 'jobs', min=1)
+    parts, folder = _check_parts(ch, parts, tables, from_tables)
+    if parts is not None or from_tables: return _run_parts(ch, size, out, threads, quiet, parts, folder, jobs)
+    t0, c0 = time.perf_counter(), time.process_time()
     print(f"== {ch.name}: {ch.description} ({size})", file=out, flush=True)
-    tables, claims, err = {}, [], None
+    res, claims, err = {}, [], None
     with warnings.catch_warnings(record=True) as caught, torch_threads(threads):
         warnings.simplefilter('always')
         try:
-            tables = ch.run(size)
-            claims = list(ch.claims(tables))
+            res = ch.run(size)
+            if folder is not None:
+                _write_tables(res, folder, out)
+                _record_times(folder, None, dict(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1), threads=threads))
+            claims = list(ch.claims(res))
         except Exception as e:
             err = f'{type(e).__name__}: {e}'
             traceback.print_exc(file=sys.stderr)
     secs = time.perf_counter() - t0
-    if not quiet:
-        for tname, df in (tables or {}).items():   # long tables shortened: the JSON report and `run` keep them whole
-            txt = df.to_string(max_rows=20, max_cols=12, max_colwidth=40) if hasattr(df, 'to_string') else str(df)[:2000]
-            print(f'-- {tname}\n{txt}', file=out)
-    for c in claims:
-        print(f"  [{'holds' if c.holds else 'FAILS'}] {c.name} = {_fmt(c.value)} (rule: {c.rule}; paper: {c.paper}) {c.what}", file=out)
+    if not quiet: _print_tables(res, out)
+    _print_claims(claims, out)
     _print_warnings(caught, out)
     if err: print(f'  ERROR {err}', file=out)
     print(f'  ({secs:.1f} s)', file=out, flush=True)
     d = dict(seconds=round(secs, 2), size=size, claims=[c.to_dict() for c in claims])
     if err: d['error'] = err
     return d
+
 
 # %% ../nbs/07_claims.ipynb #17f8bef9
 def _check_writable(path) -> Path:
@@ -221,11 +236,194 @@ def _record_time(name:str, size:str, secs:float):
     try: _write_json(_times_path(), d)
     except (OSError, ValueError): pass   # unwritable or unusable cache root: only the record is lost
 
+# %% ../nbs/07_claims.ipynb #parts002
+def chapter_parts(ch:Chapter) -> dict|None:
+    """The parts of a chapter's `run`: `{part: the tables it returns, or None when the chapter does not say}`; None when `run` takes no `parts`.
+
+    >>> chapter_parts(Chapter('toy', lambda size: {}, lambda res: [])) is None
+    True
+    """
+    try: params = inspect.signature(ch.run).parameters
+    except (TypeError, ValueError): return None
+    if 'parts' not in params: return None
+    declared = getattr(sys.modules.get(getattr(ch.run, '__module__', None) or ''), 'PARTS', None)   # the module's part -> tables
+    if isinstance(declared, dict): return {p: tuple(t) for p, t in declared.items()}
+    default = params['parts'].default
+    return {p: None for p in default} if isinstance(default, (tuple, list)) else {}
+
+
+# %% ../nbs/07_claims.ipynb #parts004
+class _Tables(dict):
+    "A chapter's tables by name; a table that is not there reads as an empty one (its claims: not measured)."
+    def __missing__(self, name):
+        import pandas as pd
+        return pd.DataFrame()
+
+def _write_tables(tables:dict, folder:Path, out=sys.stdout):
+    "Each DataFrame of `tables` as `folder/<name>.csv`, written whole or not at all (an empty table: an empty file)."
+    import pandas as pd
+    for name, df in tables.items():
+        if not isinstance(df, pd.DataFrame):
+            print(f'-- {name}: a {type(df).__name__}, not a table: not written to {folder}', file=out); continue
+        if not re.fullmatch(r'[\w.-]+', name): raise ValueError(f"table name {name!r} cannot be a file name")
+        tmp = folder / f'.{name}.csv.{os.getpid()}.tmp'
+        if df.shape[1]: df.to_csv(tmp, index=False)
+        else: tmp.write_text('')
+        os.replace(tmp, folder / f'{name}.csv')
+
+def _read_tables(folder:Path) -> _Tables:
+    "Every `folder/*.csv`, by file name (an empty file: an empty table); floats read back exactly as written."
+    import pandas as pd
+    read = lambda p: pd.read_csv(p, float_precision='round_trip') if p.stat().st_size else pd.DataFrame()
+    return _Tables({p.stem: read(p) for p in sorted(folder.glob('*.csv'))})
+
+def _recorded_times(folder:Path) -> dict:
+    "`folder/parts.json`: `{part: {seconds, cpu_seconds, threads}}` ('all': a whole run); `{}` when none is recorded."
+    try: d = json.loads((folder / 'parts.json').read_text())
+    except (OSError, ValueError): return {}
+    return d if isinstance(d, dict) and all(isinstance(v, dict) for v in d.values()) else {}
+
+def _record_times(folder:Path, part:str|None, rec:dict):
+    "Add a part's times to `folder/parts.json`; a whole run (`part` None) rewrote every table: its times replace them all."
+    d = {} if part is None else _recorded_times(folder)
+    d['all' if part is None else part] = rec
+    _write_json(folder / 'parts.json', d)
+
+def _concat(a, b):
+    "A table returned by several parts: their rows in part order (an empty table adds nothing)."
+    import pandas as pd
+    if not (isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame)): return b
+    frames = [x for x in (a, b) if len(x)]
+    return pd.concat(frames, ignore_index=True) if len(frames) == 2 else frames[0] if frames else b
+
+
+# %% ../nbs/07_claims.ipynb #parts007
+def _check_parts(ch:Chapter, parts, tables, from_tables:bool) -> tuple[list|None, Path|None]:
+    "Validated `parts` (a list; [] is every part) and `tables` folder (created unless `from_tables`), before anything runs."
+    if from_tables and tables is None: raise ValueError("`from_tables` reads the tables of a folder: give the folder as `tables`")
+    if from_tables and parts is not None: raise ValueError("`from_tables` runs nothing: give no `parts` with it")
+    folder = None if tables is None else Path(tables)
+    if parts is not None:
+        known = chapter_parts(ch)
+        if known is None: raise ValueError(f"chapter {ch.name!r} has no parts: its run(size) takes no `parts`")
+        if isinstance(parts, str) or not all(isinstance(p, str) for p in parts):
+            raise TypeError(f"`parts` must be a list of part names, got {parts!r}")
+        bad = [p for p in parts if known and p not in known]
+        if bad: raise ValueError(f"unknown part(s) {bad} of chapter {ch.name!r}; its parts: {list(known)}")
+        parts = list(dict.fromkeys(parts)) or list(known)
+        if not parts: raise ValueError(f"chapter {ch.name!r} does not list its parts: name them")
+        if folder is not None and any(known.get(p) is None for p in parts):
+            raise ValueError(f"chapter {ch.name!r} does not say which tables each part returns (no `PARTS` in {ch.run.__module__}), "
+                             "so its parts cannot write to one folder: run it whole with `tables`, or its parts without `tables`")
+    if folder is not None and from_tables and not folder.is_dir():
+        raise ValueError(f"`tables`: {str(folder)!r} is not a folder (of the CSV tables to read)")
+    if folder is not None and not from_tables:
+        try: folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e: raise ValueError(f"`tables`: cannot create the folder {str(folder)!r} ({e})") from None
+        if not os.access(folder, os.W_OK): raise ValueError(f"`tables`: the folder {str(folder)!r} is not writable")
+    return parts, folder
+
+
+# %% ../nbs/07_claims.ipynb #parts009
+_FRESH = dict(max_tasks_per_child=1) if sys.version_info >= (3, 11) else {}   # a new worker process for each part
+
+def _run_part(ch:Chapter, size:str, part:str, threads:int|None, quiet:bool, out) -> tuple[dict, dict, str|None]:
+    "`run(size, parts=[part])` on `threads` threads: its tables, its times and its error (None), printed to `out`."
+    print(f'-- part {part}', file=out, flush=True)
+    t0, c0, tabs, err = time.perf_counter(), time.process_time(), {}, None
+    with warnings.catch_warnings(record=True) as caught, torch_threads(threads):
+        warnings.simplefilter('always')
+        try: tabs = dict(ch.run(size, parts=[part]))
+        except Exception as e:
+            err = f'{type(e).__name__}: {e}'
+            traceback.print_exc(file=sys.stderr)
+    rec = dict(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1), threads=threads)
+    if not quiet: _print_tables(tabs, out)
+    _print_warnings(caught, out)
+    if err: print(f'  ERROR {err}', file=out)
+    print(f"  (part {part}: {rec['seconds']:.1f} s)", file=out, flush=True)
+    return tabs, rec, err
+
+def _part_worker(ch:Chapter, size:str, part:str, threads:int|None, quiet:bool) -> tuple:
+    "`_run_part` in a worker process: its result and what it printed."
+    buf = io.StringIO()
+    return (*_run_part(ch, size, part, threads, quiet, buf), buf.getvalue())
+
+
+# %% ../nbs/07_claims.ipynb #parts00b
+def _run_todo(ch:Chapter, size:str, todo:list, folder:Path|None, threads:int|None, quiet:bool, out, jobs:int) -> tuple:
+    "Run the parts `todo`, each one's tables written to `folder` as it ends: (their tables, their times, the errors)."
+    res, measured, errs = _Tables(), {}, []
+    def finished(p, tabs, rec, err, text=''):
+        print(text, end='', file=out, flush=True)
+        if err: errs.append(f'part {p}: {err}'); return
+        if folder is not None:
+            try: _write_tables(tabs, folder, out); _record_times(folder, p, rec)
+            except (OSError, ValueError) as e: errs.append(f'part {p}: tables not written ({type(e).__name__}: {e})'); return
+        for k, v in tabs.items(): res[k] = _concat(res.get(k), v)
+        measured[p] = rec
+    if jobs == 1 or len(todo) < 2:
+        for p in todo: finished(p, *_run_part(ch, size, p, threads, quiet, out))
+    else:      # spawned workers: a fresh interpreter for each part
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context('spawn'), **_FRESH) as ex:
+            futures = {ex.submit(_part_worker, ch, size, p, threads, quiet): p for p in todo}
+            for f in as_completed(futures):
+                try: r = f.result()
+                except Exception as e: r = ({}, {}, f'{type(e).__name__}: {e}', '')
+                finished(futures[f], *r)
+    return res, measured, errs
+
+
+# %% ../nbs/07_claims.ipynb #parts00c
+def _run_parts(ch:Chapter, size:str, out, threads:int|None, quiet:bool, parts:list|None, folder:Path|None, jobs:int) -> dict:
+    "`run_chapter` with `parts`, or from the tables of `folder` (`parts` None): the claims of the parts' tables, or of every table in the folder."
+    t0, known = time.perf_counter(), chapter_parts(ch) or {}
+    how = f"parts {', '.join(parts)}" if parts is not None else f'claims from the tables in {folder}'
+    print(f"== {ch.name}: {ch.description} ({size}; {how})", file=out, flush=True)
+    there = lambda p: known.get(p) is None or all((folder / f'{t}.csv').exists() for t in known[p])   # a part's tables are in `folder`
+    todo = [p for p in parts or [] if folder is None or not there(p)]
+    for p in parts or []:
+        if p not in todo: print(f'-- part {p}: its tables are in {folder}, not rerun (delete them to rerun it)', file=out)
+    res, measured, errs = _run_todo(ch, size, todo, folder, threads, quiet, out, jobs)
+    recorded = {}
+    if folder is not None:      # the claims read every table of the folder: the parts run now and those recorded before
+        res, recorded = _read_tables(folder), _recorded_times(folder)
+        measured = {p: r for p, r in recorded.items() if p != 'all' and there(p)}
+        if parts is None and not quiet: _print_tables(res, out)
+    claims = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try: claims = list(ch.claims(res))
+        except Exception as e:
+            errs.append(f'{type(e).__name__}: {e}')
+            traceback.print_exc(file=sys.stderr)
+    _print_claims(claims, out)
+    _print_warnings(caught, out)
+    if errs: print(f"  ERROR {'; '.join(errs)}", file=out)
+    print(f'  ({time.perf_counter() - t0:.1f} s)', file=out, flush=True)
+    by_parts = parts is not None or bool(measured)   # seconds: the parts' (summed), else the recorded whole run's
+    secs = round(sum(r.get('seconds') or 0 for r in measured.values()), 1) if by_parts else recorded.get('all', {}).get('seconds')
+    d = dict(seconds=secs, size=size) | (dict(parts=measured) if by_parts else {}) | dict(claims=[c.to_dict() for c in claims])
+    if errs: d['error'] = '; '.join(errs)
+    return d
+
+
 # %% ../nbs/07_claims.ipynb #runreg01
 def _run_registered(name:str, size:str, threads:int|None, quiet:bool) -> tuple[dict, str]:
     "One chapter in a worker process of `reproduce(jobs=...)`: its JSON object and what it printed. The registry is rebuilt in the worker, so only chapters registered by `relrep_nb.experiments` modules run there."
     buf = io.StringIO()
     return run_chapter(discover()[name], size=size, out=buf, threads=threads, quiet=quiet), buf.getvalue()
+
+
+# %% ../nbs/07_claims.ipynb #parts013
+def _check_one(reg:dict, names:list, parts, tables, from_tables:bool) -> tuple:
+    "`reproduce`'s `parts` and `tables`, validated: they take one chapter, and `parts` one whose run has parts."
+    if from_tables and tables is None: raise ValueError("`from_tables` reads the tables of a folder: give the folder as `tables`")
+    if len(names) != 1: raise ValueError(f"`parts`, `tables` and `from_tables` take one chapter, got {len(names)}")
+    if parts is not None and chapter_parts(reg[names[0]]) is None:
+        raise ValueError(f"chapter {names[0]!r} has no parts: its run(size) takes no `parts`; chapters with parts: "
+                         f"{[n for n, c in reg.items() if chapter_parts(c) is not None]}")
+    return _check_parts(reg[names[0]], parts, tables, from_tables)
 
 
 # %% ../nbs/07_claims.ipynb #8eaf1ad5
@@ -235,7 +433,10 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
               out=sys.stdout, # where tables and claims are printed
               threads:int|None=1, # torch/BLAS threads during the runs (of each chapter)
               quiet:bool=False, # print only the claims
-              jobs:int=1, # chapters run at once, each in its own process; 1: one after the other in this process
+              jobs:int=1, # chapters (or one chapter's parts) run at once, each in its own process; 1: one after the other here
+              parts:list[str]|None=None, # one chapter's parts, run one by one ([]: every part; `chapter_parts`); None: whole runs
+              tables:str|None=None, # one chapter's folder of tables: each written there as <table>.csv when the run (or each part) ends
+              from_tables:bool=False, # run nothing: one chapter's claims from the CSV tables in `tables`
              ) -> dict:
     """Run registered chapter experiments, print their claims, optionally write the JSON report.
 
@@ -248,15 +449,17 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
     names = list(dict.fromkeys(chapters)) if chapters else list(reg)
     unknown = [n for n in names if n not in reg]
     if unknown: raise ValueError(f"unknown chapter(s) {unknown}; registered: {list(reg)}")
+    if parts is not None or tables is not None or from_tables: parts, tables = _check_one(reg, names, parts, tables, from_tables)
+    one = dict(parts=parts, tables=tables, from_tables=from_tables, jobs=jobs)   # what only a one-chapter run takes
     report = {}
     bar = tqdm(total=len(names), desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
     def done(n, d, text=''):
         print(text, end='', file=out, flush=True)
         report[n] = d; bar.update(1)
-        if 'error' not in d: _record_time(n, size, d['seconds'])
+        if 'error' not in d and parts is None and not from_tables: _record_time(n, size, d['seconds'])   # a whole run's time
         if path: _write_json(path, {k: report[k] for k in names if k in report})   # chapter order, whatever finished first
     if jobs == 1 or len(names) == 1:
-        for n in names: bar.set_postfix_str(n); done(n, run_chapter(reg[n], size=size, out=out, threads=threads, quiet=quiet))
+        for n in names: bar.set_postfix_str(n); done(n, run_chapter(reg[n], size, out, threads, quiet, **one))
     else:      # a fresh interpreter per worker (spawn): no state of this process is shared
         with ProcessPoolExecutor(min(jobs, len(names)), mp_context=multiprocessing.get_context('spawn')) as ex:
             futures = {ex.submit(_run_registered, n, size, threads, quiet): n for n in names}

@@ -79,7 +79,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument('--strict', action='store_true', help='exit 1 when a claim does not hold')
     r.add_argument('--quiet', action='store_true', help='print only the claims, not the tables')
     r.add_argument('--threads', type=int, default=1, help='torch/BLAS threads during the runs (default 1)')
-    r.add_argument('--jobs', type=int, default=1, help='chapters run at once, each in its own process (default 1; 2 on two cores)')
+    r.add_argument('--jobs', type=int, default=1, help='chapters (or the parts of one chapter) run at once, each in its own process (default 1; 2 on two cores)')
+    r.add_argument('--parts', nargs='*', default=None, metavar='PART',
+                   help="run one chapter's parts one by one (no names: every part), for a chapter whose run has parts "
+                        "(latent_gw, bootstrap); name the chapter before --parts")
+    r.add_argument('--tables', default=None, metavar='DIR',
+                   help="write each table of one chapter to DIR/<table>.csv as soon as the run (or each part) ends; with "
+                        "--parts, a part whose tables are all in DIR is skipped (resume) and the claims read every table in DIR")
+    r.add_argument('--from-tables', action='store_true',
+                   help='run nothing: the claims from the CSV tables in --tables DIR (a missing table: its claims not measured)')
     r.add_argument('chapters', nargs='*', help='chapter names (default: all)')
     sub.add_parser('list', help='list the registered chapters in chapter order')
     i = sub.add_parser('info', help='versions, devices, data and encoders available here')
@@ -104,6 +112,16 @@ def _times_text(here:dict, ref:dict|None=None) -> str:
     return '; '.join(parts) or "no recorded time"
 
 # %% ../nbs/09_cli.ipynb #503281e3
+def _check_options(a:argparse.Namespace) -> str|None:
+    "What is wrong with the options of `reproduce`, in the command line's words, before anything runs; None if nothing."
+    if a.from_tables and a.tables is None: return '--from-tables reads the tables of --tables DIR: give the folder'
+    if a.from_tables and a.parts is not None: return '--from-tables runs nothing: give no --parts with it'
+    n = len(set(a.chapters))
+    if (a.parts is not None or a.tables is not None) and n != 1:
+        return (f"--parts and --tables take one chapter, got {n or 'none (all)'}; name it before --parts, as in "
+                "`relrep-nb reproduce --full latent_gw --parts singlecell`")
+    return None
+
 def _run(argv:list[str]|None=None) -> int:
     "Parse `argv`, run the command, return the exit status."
     a = _parser().parse_args(argv)
@@ -117,7 +135,10 @@ def _run(argv:list[str]|None=None) -> int:
         w, wt = max(map(len, chs)), max(map(len, txt.values()))
         for n, ch in chs.items(): print(f'{n:<{w}}  {txt[n]:<{wt}}  {ch.description}')
         return 0
-    try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet, jobs=a.jobs)
+    bad = _check_options(a)
+    if bad: print(f'error: {bad}', file=sys.stderr); return 2
+    try: rep = reproduce(a.chapters, size=a.size, json_path=a.json_path, threads=a.threads, quiet=a.quiet, jobs=a.jobs,
+                         parts=a.parts, tables=a.tables, from_tables=a.from_tables)
     except ValueError as e:
         print(f'error: {e}', file=sys.stderr); return 2
     n = sum(len(v['claims']) for v in rep.values())

@@ -74,3 +74,45 @@ def test_closed_pipe_exits_quietly(cache):
 def test_head_in_a_shell(cache):
     r = run('/bin/sh', '-c', f'"{sys.executable}" -m relrep_nb list | head -1', env=dict(RELREP_NB_CACHE=cache))
     assert r.returncode == 0 and r.stdout.split()[0] == 'core' and 'Traceback' not in r.stderr, r.stderr
+
+def test_tables_then_claims_from_tables(tmp_path, cache):
+    "`--tables DIR` keeps the run's tables; `--from-tables` runs nothing and gives the same claims from them."
+    t = tmp_path / 'tables'
+    r = run(sys.executable, '-m', 'relrep_nb', 'reproduce', '--quick', 'core', '--quiet', '--tables', str(t),
+            '--json', str(tmp_path / 'run.json'), env=dict(RELREP_NB_CACHE=cache))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in t.iterdir()) == ['invariance.csv', 'parts.json']
+    r = run(sys.executable, '-m', 'relrep_nb', 'reproduce', '--quick', 'core', '--quiet', '--tables', str(t), '--from-tables',
+            '--json', str(tmp_path / 'again.json'), env=dict(RELREP_NB_CACHE=cache))
+    assert r.returncode == 0, r.stderr
+    first, again = [json.loads((tmp_path / f).read_text())['core'] for f in ('run.json', 'again.json')]
+    assert again['claims'] == first['claims'] and sorted(again) == sorted(first) == ['claims', 'seconds', 'size']
+    assert again['seconds'] == json.loads((t / 'parts.json').read_text())['all']['seconds']
+
+def test_from_tables_without_tables_refused():
+    r = run(sys.executable, '-m', 'relrep_nb', 'reproduce', '--from-tables', 'core')
+    assert r.returncode == 2 and 'error: --from-tables reads the tables of --tables DIR' in r.stderr, r.stderr
+
+# A chapter in three parts, at module level so that a spawned worker can import it (a chapter the command line cannot
+# reach: registered here, run through `reproduce`).
+PARTS = {'first': ('first',), 'second': ('second',), 'third': ('third',)}
+
+def _pid_run(size, parts=tuple(PARTS)):
+    import pandas as pd
+    return {p: pd.DataFrame({'pid': [os.getpid()]}) for p in parts}
+
+def _pid_claims(res):
+    from relrep_nb.claims import Claim
+    return [Claim('processes', len({int(res[p].pid.iloc[0]) for p in PARTS if len(res[p])}), '>= 3')]
+
+def test_parts_run_in_their_own_processes(tmp_path, monkeypatch):
+    "`--jobs 2` with parts: each part in a fresh process (its peak memory its own), its tables written by the parent."
+    import io
+    from relrep_nb.claims import CHAPTERS, register_chapter, reproduce
+    monkeypatch.setenv('RELREP_NB_CACHE', str(tmp_path / 'cache'))
+    register_chapter('pid_parts', _pid_run, _pid_claims)
+    try: rep = reproduce(['pid_parts'], parts=[], tables=str(tmp_path / 't'), jobs=2, out=io.StringIO())['pid_parts']
+    finally: CHAPTERS.pop('pid_parts')
+    pids = {int((tmp_path / 't' / f'{p}.csv').read_text().split()[1]) for p in PARTS}
+    assert len(pids) == 3 and os.getpid() not in pids, pids
+    assert sorted(rep['parts']) == sorted(PARTS) and rep['claims'][0]['holds'] and 'error' not in rep, rep
