@@ -188,7 +188,7 @@ def _solve_blockwise(ex, ey, eps:float, scale:float, n_iter:int, tol:float, rows
         if err < tol: break
     return f, g, it + 1
 
-# %% ../nbs/03a_ot.ipynb #3d312c8d
+# %% ../nbs/03a_ot.ipynb #3ee7875a
 def _solve_coupling(cls, ex, # (n, k) first cloud
           ey, # (m, k) second cloud
           eps:float, # entropic regularisation, relative to the mean squared distance between the clouds
@@ -362,7 +362,7 @@ def graph_distances(x, # (n, d) samples
     D[~fin] = D[fin].max()
     return D / max(D.max(), 1e-12)
 
-# %% ../nbs/03a_ot.ipynb #bc846512
+# %% ../nbs/03a_ot.ipynb #d789a627
 def knn_laplacian(D:torch.Tensor, # (n, n) distances
                   k:int=10, # neighbours per node (symmetrised)
                  ) -> torch.Tensor: # (n, n) normalised graph Laplacian
