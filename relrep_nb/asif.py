@@ -401,7 +401,8 @@ def _dense_rows(w:torch.Tensor, idx:torch.Tensor, K:int) -> torch.Tensor:
 @patch
 def _weights(self:ASIF, x, side:str, name:str):
     v, i, was_numpy = self._topk(x, side, name)
-    return sparse_weights(v, self.p, self.negative), i, was_numpy
+    if v.dtype in (torch.float16, torch.bfloat16): v = v.float()   # weights and scores in float32: torch's sparse
+    return sparse_weights(v, self.p, self.negative), i, was_numpy  # kernels have no float16/bfloat16
 
 def sparse_scores(wa:torch.Tensor, # (n, k) weights of the queries (`sparse_weights`)
                   ia:torch.Tensor, # (n, k) their anchor indices (< 0: none)
@@ -411,6 +412,8 @@ def sparse_scores(wa:torch.Tensor, # (n, k) weights of the queries (`sparse_weig
                   memory_budget:int|None=None, # bytes of the dense candidate block
                  ) -> torch.Tensor: # (n, m) inner products of the sparse vectors
     "Scores of weighted top-k lists against each other, a block of candidates densified at a time.\n\n    >>> sparse_scores(torch.tensor([[1.]]), torch.tensor([[2]]), torch.tensor([[.6, .8]]), torch.tensor([[2, 0]]), 3).tolist()\n    [[0.6000000238418579]]"
+    dt = torch.promote_types(torch.promote_types(wa.dtype, wb.dtype), torch.float32)   # at least float32: the sparse
+    wa, wb = wa.to(dt), wb.to(dt)                                                      # product has no half kernels
     qa = _to_csr(wa, ia, n_anchors, False)
     budget = _check_budget(memory_budget)
     cols = max(1, min(wb.shape[0], budget // (wa.element_size() * (n_anchors + wa.shape[0]))))
@@ -427,7 +430,7 @@ def _score_rows(self:ASIF, wa, ia, wb, ib) -> torch.Tensor:
 @patch
 def scores(self:ASIF, x, # (n, d_x) queries of the first modality
            candidates, # (m, d_y) candidates of the second modality
-          ): # (n, m) scores, the inner products of the relative vectors; numpy for numpy `x`
+          ): # (n, m) scores, the inner products of the relative vectors (float32 for a float16/bfloat16 model); numpy for numpy `x`
     "ASIF scores of every query against every candidate."
     wa, ia, was_numpy = self._weights(x, 'a', 'x')
     wb, ib, _ = self._weights(candidates, 'b', 'candidates')
@@ -444,7 +447,8 @@ def predict(self:ASIF, x, # (n, d_x) queries of the first modality
     if wb.shape[0] == 0: raise ValueError("`candidates` is empty: predict needs at least one candidate to choose from")
     budget = _check_budget(self.memory_budget)
     rows = max(1, budget // (wa.element_size() * 4 * max(1, wb.shape[0])))
-    out = torch.cat([self._score_rows(wa[i:i + rows], ia[i:i + rows], wb, ib).argmax(1) for i in range(0, wa.shape[0], rows)])
+    out = torch.cat([torch.empty(0, dtype=torch.long, device=wa.device)] +      # 0 queries: an empty result
+                    [self._score_rows(wa[i:i + rows], ia[i:i + rows], wb, ib).argmax(1) for i in range(0, wa.shape[0], rows)])
     return to_like(out, was_numpy)
 
 # %% ../nbs/13_asif.ipynb #86daa2f6

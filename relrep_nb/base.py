@@ -4,15 +4,15 @@
 
 # %% ../nbs/00a_base.ipynb #ad0c5915
 from __future__ import annotations
-import hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile
+import functools, hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, threading
 from pathlib import Path
 from typing import Callable
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['VOCABULARY', 'patch', 'check_device', 'atomic_write', 'save_state', 'load_state', 'NotFittedError', 'Estimator',
-           'TensorState', 'load']
+__all__ = ['VOCABULARY', 'patch', 'check_device', 'user_path', 'writable_path', 'atomic_write', 'save_state', 'load_state',
+           'NotFittedError', 'Estimator', 'TensorState', 'load']
 
 # %% ../nbs/00a_base.ipynb #fe702cb1
 def patch(f:Callable) -> Callable:
@@ -75,23 +75,74 @@ def _plain(v, key:str):
     if isinstance(v, dict): return {k: _plain(x, f'{key}.{k}') for k, x in v.items()}
     raise TypeError(f"cannot save `{key}` of type {type(v).__name__}: saved state holds plain Python values and tensors")
 
+# %% ../nbs/00a_base.ipynb #a60d0e01
+_KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+          (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'))
+
+def _kind(mode:int) -> str:
+    return next((w for f, w in _KINDS if f(mode)), 'not a regular file')
+
+def user_path(path, name:str='path') -> Path:
+    """`path` as a `Path` with `~` expanded; a `ValueError` naming `name` when it cannot be (`~nouser`, not a path).
+
+    >>> user_path('~/m.pt') == Path.home() / 'm.pt'
+    True
+    """
+    try: return Path(os.fspath(path)).expanduser()
+    except (RuntimeError, TypeError) as e: raise ValueError(f"`{name}`={path!r} is not a usable path ({e})") from None
+
+def writable_path(path, # where a file is to be written
+                  name:str='path', # the argument named in the error
+                 ) -> Path:
+    """The file a write to `path` replaces: `~` expanded, a symlink resolved to its target (the link stays a link); a `ValueError` for anything that exists and is not a regular file (a device, a FIFO, a directory, a dangling link).
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / 't.bin').write_bytes(b''); (d / 'l.bin').symlink_to(d / 't.bin')
+    >>> writable_path(d / 'l.bin') == (d / 't.bin').resolve(), writable_path(d / 'new.bin').name
+    (True, 'new.bin')
+    >>> writable_path(d)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: `path` ... is a directory, not a regular file: give a file name (relrep_nb replaces regular files only)
+    """
+    p = user_path(path, name)
+    real = Path(os.path.realpath(p))     # every link followed: the write goes to the target, and the link stays
+    try: st = os.stat(real)
+    except FileNotFoundError:
+        if os.path.islink(p) or os.path.lexists(real):
+            raise ValueError(f"`{name}` {str(path)!r} is a symbolic link to nothing: give a file name") from None
+        return real                      # a new file
+    except OSError as e: raise ValueError(f"`{name}` {str(path)!r} cannot be written ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"`{name}` {str(path)!r} is {_kind(st.st_mode)}, not a regular file: give a file name "
+                         f"(relrep_nb replaces regular files only)")
+    return real
+
+def _replace_regular(tmp, path:Path, name:str='path'):
+    "`os.replace(tmp, path)` unless `path` became anything but a regular file (or a link) since it was checked."
+    try: st = os.lstat(path)
+    except FileNotFoundError: st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"`{name}` {str(path)!r} is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)} "
+                         f"now, not a regular file: not replaced")
+    os.replace(tmp, path)
+
 # %% ../nbs/00a_base.ipynb #1094312f
-def atomic_write(path, # destination file
+def atomic_write(path, # destination file: a new name or a regular file (a link to one: its target is written)
                  write, # `write(f)` writes the content to the binary file object `f`
+                 name:str='path', # the argument named in errors
                 ) -> Path:
-    """Write `path` through `write(f)` on a unique temporary sibling, then move it into place with `os.replace`.
+    """Write `path` through `write(f)` on a unique temporary sibling, then move it into place with `os.replace`; `~` is expanded, a symlink is written through, and a device, FIFO or directory at `path` is refused (`writable_path`).
 
     >>> import tempfile; p = atomic_write(Path(tempfile.mkdtemp()) / 'a.bin', lambda f: f.write(b'ok')); p.read_bytes()
     b'ok'
     """
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = writable_path(path, name); path.parent.mkdir(parents=True, exist_ok=True)
     # a short, unique prefix: concurrent writers never share a temporary file, and long names stay legal
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f); f.flush(); os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600: follow the umask, so a shared cache stays readable
-        os.replace(tmp, path)
+        _replace_regular(tmp, path, name)
     except BaseException:
         if os.path.exists(tmp): os.unlink(tmp)
         raise
@@ -113,11 +164,12 @@ def save_state(state:dict, path, kind:str):
 
 # %% ../nbs/00a_base.ipynb #c89f898f
 def _read_regular(path) -> bytes:
-    "The bytes of `path`, refusing anything but a regular file (a device or a FIFO would never end)."
+    "The bytes of `path` (`~` expanded), refusing anything but a regular file (a device or a FIFO would never end)."
+    path = user_path(path)
     try: st = os.stat(path)
     except OSError as e: raise ValueError(f"{path} cannot be read ({e.strerror})") from None
     if not stat.S_ISREG(st.st_mode): raise ValueError(f"{path} is not a regular file: relrep_nb reads estimator files only")
-    return Path(path).read_bytes()
+    return path.read_bytes()
 
 def load_state(path, kind:str|None=None, map_location='cpu', with_kind:bool=False):
     """Read the state saved by `save_state` (for class `kind`, or any when None); one clear `ValueError` for a bad file.
@@ -177,13 +229,38 @@ def _not_fitted_error(msg:str) -> NotFittedError:
         _NOT_FITTED.append(type('NotFittedError', base, {'__module__': __name__}) if len(base) > 1 else NotFittedError)
     return _NOT_FITTED[0](msg)
 
+# %% ../nbs/00a_base.ipynb #a60d0e02
+_FITTING = threading.local()   # ids of the estimators whose `fit` runs in this thread
+
+def _starts_fit(fit):
+    "`fit` that first forgets the previous fit (`Estimator._start_fit`); an inner `fit` of the same object (`super().fit`) does not."
+    if not inspect.isfunction(fit) or getattr(fit, '_starts_fit', False): return fit
+    @functools.wraps(fit)
+    def fit_(self, *args, **kwargs):
+        active = _FITTING.__dict__.setdefault('ids', set())
+        if id(self) in active: return fit(self, *args, **kwargs)
+        active.add(id(self))
+        try:
+            self._start_fit()
+            return fit(self, *args, **kwargs)
+        finally: active.discard(id(self))
+    fit_._starts_fit = True
+    return fit_
+
+class _EstimatorType(type):
+    "The estimators' metaclass: every `fit` (in a class body, `@patch`ed, or assigned later) starts with `_start_fit`."
+    def __init__(cls, name, bases, ns, **kw):
+        super().__init__(name, bases, ns)
+        if 'fit' in ns: type.__setattr__(cls, 'fit', _starts_fit(ns['fit']))
+    def __setattr__(cls, name, value): super().__setattr__(name, _starts_fit(value) if name == 'fit' else value)
+
 # %% ../nbs/00a_base.ipynb #3687196f
 _KNOWN = dict(RelativeProjector='relrep_nb.core', ProductProjector='relrep_nb.product', RobustProjector='relrep_nb.robust',
               Translator='relrep_nb.translate', ASIF='relrep_nb.asif', LearnedGW='relrep_nb.gw', PARAM='relrep_nb.param',
               SubjectRelative='relrep_nb.fmri')
 _REGISTRY = {}
 
-class Estimator:
+class Estimator(metaclass=_EstimatorType):
     """Base of every estimator: scikit-learn's parameter protocol, fitted and width checks, `fit_transform`.
 
     >>> class Shift(Estimator):
@@ -204,12 +281,22 @@ class Estimator:
         if any(p.kind == p.VAR_POSITIONAL for p in prms): raise RuntimeError(f"{cls.__name__}.__init__ must not take *args")
         return sorted(p.name for p in prms)
 
-    def __sklearn_is_fitted__(self) -> bool: return hasattr(self, self._fitted_attr)
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, self._fitted_attr) and not self.__dict__.get('_changed_params')
 
     def _check_fitted(self):
-        "Raise `NotFittedError` unless fitted."
+        "Raise `NotFittedError` unless fitted, and fitted with the current parameters (none changed by `set_params` since)."
+        changed = self.__dict__.get('_changed_params')
+        if changed and hasattr(self, self._fitted_attr):
+            raise _not_fitted_error(f"this {type(self).__name__} was fitted, then set_params changed {', '.join(changed)}: "
+                                    f"refit after set_params (call {self._fit_hint}) before using or saving it")
         if not self.__sklearn_is_fitted__():
             raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call {self._fit_hint} first")
+
+    def _start_fit(self):
+        "Forget the previous fit (every fitted `*_` attribute) and the `set_params` changes since it: every `fit` starts here."
+        for k in [k for k in vars(self) if k.endswith('_') and not k.startswith('_')]: delattr(self, k)
+        self.__dict__.pop('_changed_params', None)
 
 # %% ../nbs/00a_base.ipynb #2842e19e
 @patch
@@ -225,13 +312,18 @@ def get_params(self:Estimator, deep:bool=True) -> dict:
 
 @patch
 def set_params(self:Estimator, **params) -> Estimator:
-    "Set parameters (`name` or `name__param` for estimator-valued ones); an unknown name is a `ValueError`."
+    "Set parameters (`name` or `name__param` for estimator-valued ones); an unknown name is a `ValueError`. A change to a fitted estimator marks it: it must be refit before it is used or saved."
     valid, nested = self.get_params(deep=True), {}
-    for key, v in params.items():
-        name, sep, sub = key.partition('__')
+    for key in params:
+        name = key.partition('__')[0]
         if name not in valid:
             raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
                              f"Valid parameters are: {self._get_param_names()!r}.")
+    changed = [k for k, v in params.items() if k not in valid or not _same(valid[k], v)]
+    if changed and hasattr(self, self._fitted_attr):   # the fitted state no longer matches the parameters
+        self._changed_params = sorted({*self.__dict__.get('_changed_params', ()), *changed})
+    for key, v in params.items():
+        name, sep, sub = key.partition('__')
         if sep: nested.setdefault(name, {})[sub] = v
         else: setattr(self, name, v); valid[name] = v
     for name, sub in nested.items(): valid[name].set_params(**sub)
@@ -313,7 +405,8 @@ class TensorState(Estimator):
         return dict(config=self.get_params(deep=False), tensors=_fitted_tensors(self))
 
     def save(self, path):
-        "Save the configuration and fitted state to `path` (checksummed, written atomically)."
+        "Save the configuration and fitted state to `path` (checksummed, written atomically; `~` expanded, a link written through, a device, FIFO or directory refused)."
+        self._check_fitted()
         sd = self.state_dict(); sd.setdefault('fitted', _fitted_plain(self))
         save_state(sd, path, type(self).__name__)
 

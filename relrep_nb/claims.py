@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from tqdm.auto import tqdm
+from .base import atomic_write, writable_path
 from .core import check_choice, check_int, torch_threads
 
 # %% auto #0
@@ -190,20 +191,17 @@ def run_chapter(ch:Chapter, # a registered chapter
 
 # %% ../nbs/07_claims.ipynb #17f8bef9
 def _check_writable(path) -> Path:
-    "Refuse a report path whose directory is missing or unwritable, before any experiment runs."
-    p = Path(path)
-    if p.is_dir(): raise ValueError(f"`json_path` {str(p)!r} is a directory; give a file name")
-    d = p.parent if str(p.parent) else Path('.')
+    "The report's file (`~` expanded, a link resolved to its target): a device, FIFO, directory, missing or unwritable folder is refused before any experiment runs."
+    p = writable_path(path, 'json_path')
+    d = p.parent
     if not d.is_dir(): raise ValueError(f"`json_path`: directory {str(d)!r} does not exist")
     if not os.access(d, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise ValueError(f"`json_path` {str(p)!r} is not writable")
     return p
 
-def _write_json(path:Path, report:dict):
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    with open(tmp, 'w') as f:
-        json.dump(report, f, indent=2); f.flush(); os.fsync(f.fileno())
-    os.replace(tmp, path)
+def _write_json(path:Path, report:dict, name:str='json_path'):
+    "`report` as JSON at `path`, atomically; a device, FIFO or directory there is refused, never replaced (`atomic_write`)."
+    atomic_write(path, lambda f: f.write(json.dumps(report, indent=2).encode()), name)
 
 # %% ../nbs/07_claims.ipynb #17f70eb0
 def _times_path() -> Path:
@@ -233,7 +231,7 @@ def chapter_times() -> dict:
 def _record_time(name:str, size:str, secs:float):
     "Store a successful run's wall time (best effort: an unwritable cache only loses the record)."
     d = chapter_times(); d.setdefault(name, {})[size] = round(float(secs), 1)
-    try: _write_json(_times_path(), d)
+    try: _write_json(_times_path(), d, 'chapter_times.json')
     except (OSError, ValueError): pass   # unwritable or unusable cache root: only the record is lost
 
 # %% ../nbs/07_claims.ipynb #parts002
@@ -266,10 +264,11 @@ def _write_tables(tables:dict, folder:Path, out=sys.stdout):
         if not isinstance(df, pd.DataFrame):
             print(f'-- {name}: a {type(df).__name__}, not a table: not written to {folder}', file=out); continue
         if not re.fullmatch(r'[\w.-]+', name): raise ValueError(f"table name {name!r} cannot be a file name")
+        dest = writable_path(folder / f'{name}.csv', 'tables')   # a device or a FIFO there is refused, never replaced
         tmp = folder / f'.{name}.csv.{os.getpid()}.tmp'
         if df.shape[1]: df.to_csv(tmp, index=False)
         else: tmp.write_text('')
-        os.replace(tmp, folder / f'{name}.csv')
+        os.replace(tmp, dest)
 
 def _read_tables(folder:Path) -> _Tables:
     "Every `folder/*.csv`, by file name (an empty file: an empty table); floats read back exactly as written."
@@ -287,7 +286,7 @@ def _record_times(folder:Path, part:str|None, rec:dict):
     "Add a part's times to `folder/parts.json`; a whole run (`part` None) rewrote every table: its times replace them all."
     d = {} if part is None else _recorded_times(folder)
     d['all' if part is None else part] = rec
-    _write_json(folder / 'parts.json', d)
+    _write_json(folder / 'parts.json', d, 'tables')
 
 def _concat(a, b):
     "A table returned by several parts: their rows in part order (an empty table adds nothing)."

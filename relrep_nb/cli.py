@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6c49384e
 from __future__ import annotations
-import argparse, contextlib, importlib, io, json, os, platform, sys
+import argparse, contextlib, errno, importlib, io, json, os, platform, sys
 from importlib.metadata import version as _dist_version, PackageNotFoundError
 from .claims import chapter_times, discover, reproduce
 
@@ -161,9 +161,21 @@ def main(argv:list[str]|None=None) -> int:
         sys.stdout.flush()   # a closed pipe shows up here, not in the interpreter's last flush
         return rc
     except BrokenPipeError:
-        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # that last flush writes nowhere
+        _quiet_stdout()
         return 141
+    except OSError as e:     # the output cannot be written (a full device, a quota, an I/O error): one line, not a traceback
+        if e.errno not in _WRITE_ERRORS: raise
+        with contextlib.suppress(OSError, ValueError):
+            print(f'error: cannot write the output: {e.strerror or e}', file=sys.stderr, flush=True)
+        _quiet_stdout()
+        return 1
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+def _quiet_stdout():
+    "Point stdout at the null device, so that the interpreter's last flush of what could not be written writes nowhere."
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 # %% ../nbs/09_cli.ipynb #a1c0de07
 #| eval: false

@@ -19,6 +19,8 @@ def _pair(x, y, same_width:bool=True, min_rows:int=1, exclude=None):
     "Validate two row-paired sets for a metric (see `check_paired`), without the rows `exclude` (indices)."
     tx, ty, was_numpy = check_paired(x, y, same_width=same_width, min_rows=min_rows, width_hint='this metric compares '
                                      'the two sets in one space (translate one first, e.g. with relrep_nb.translate.Translator)')
+    # scores in at least float32: bfloat16 keeps 8 bits, and its scores' rounding would collapse ranks into ties
+    if tx.dtype in (torch.float16, torch.bfloat16): tx, ty = tx.float(), ty.float()
     if exclude is None: return tx, ty, was_numpy
     e = torch.as_tensor(np.asarray(exclude.cpu() if isinstance(exclude, torch.Tensor) else exclude)).flatten()
     if e.numel() and (e.is_floating_point() or e.dtype == torch.bool or e.min() < 0 or e.max() >= tx.shape[0]):
@@ -34,9 +36,10 @@ def _scorer(similarity, ref:torch.Tensor, rank_only:bool=False):
         rn = _normalize(ref)
         return lambda q: _normalize(q) @ rn.T
     if isinstance(similarity, str) and similarity == 'euclidean' and rank_only:
-        # -|q-r|^2 + |q|^2 = 2 q.r - |r|^2 orders each row like -|q-r|; centring on the candidates' mean
-        # (a translation: distances unchanged) keeps the Gram form accurate for data far from the origin
-        mu = ref.mean(0); rc = ref - mu; sq = rc.pow(2).sum(1)
+        # -|q-r|^2 + |q|^2 = 2 q.r - |r|^2 orders each row like -|q-r|; centring on the candidates' median
+        # (a translation: distances unchanged; unlike the mean, one far row does not move it) keeps the Gram form
+        # accurate for data far from the origin
+        mu = _centre(ref); rc = ref - mu; sq = rc.pow(2).sum(1)
         return lambda q: torch.addmm(sq[None], q - mu, rc.T, beta=-1, alpha=2)
     sim = _resolve_similarity(similarity)
     stats = sim.fit(ref) if sim.fit is not None else {}
@@ -47,37 +50,56 @@ def _reduce(v:torch.Tensor, reduction, was_numpy:bool):
     if reduction is None: return to_like(v, was_numpy)
     raise ValueError(f"`reduction` must be 'mean' or None, got {reduction!r}")
 
+# %% ../nbs/02_metrics.ipynb #a3c51e07
 _SCALE_FREE = ('cosine', 'angular', 'euclidean', 'inner', 'l1', 'linf', 'wip')   # ranks unchanged by one positive scale
 
-def _common_scale(tx:torch.Tensor, ty:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    "Both sets times one power of two (exact) that brings their largest entry near 1: no overflow or underflow in the scores."
-    m = float(torch.maximum(tx.abs().amax(), ty.abs().amax())) if tx.numel() and ty.numel() else 0.
-    if m == 0 or 2.**-20 <= m <= 2.**20: return tx, ty
+def _centre(ref:torch.Tensor) -> torch.Tensor:
+    "The coordinate-wise median of the rows of `ref` (the origin of the Euclidean Gram form)."
+    return ref.median(0).values if ref.shape[0] else ref.sum(0)
+
+def _common_scale(*ts:torch.Tensor) -> tuple[torch.Tensor, ...]:
+    "The sets times one power of two (exact) that brings their largest entry near 1: no overflow or underflow in the scores."
+    m = max(float(t.abs().amax()) for t in ts) if all(t.numel() for t in ts) else 0.
+    if m == 0 or 2.**-20 <= m <= 2.**20: return ts
     e = -math.frexp(m)[1]; h = e // 2     # two factors: 2**e alone may not fit the dtype (subnormal data)
-    return tx * 2. ** h * 2. ** (e - h), ty * 2. ** h * 2. ** (e - h)
+    return tuple(t * 2. ** h * 2. ** (e - h) for t in ts)
 
 
 # %% ../nbs/02_metrics.ipynb #cb34503c
 def _rank_counts(x, y, similarity='cosine', memory_budget:int|None=None, exclude=None):
     "Per query `x[i]`: candidates of `y` strictly more similar than `y[i]` (g) and tied with it (t, itself excluded)."
     tx, ty, was_numpy = _pair(x, y, exclude=exclude)
-    if isinstance(similarity, str) and similarity in _SCALE_FREE: tx, ty = _common_scale(tx, ty)
-    n = tx.shape[0]
-    score = _scorer(similarity, ty, rank_only=True)
-    rows = chunk_rows(n, tx.element_size() * (3 * n + tx.shape[1]), memory_budget)
+    name = similarity if isinstance(similarity, str) else None
+    if name in _SCALE_FREE: tx, ty = _common_scale(tx, ty)
+    if name == 'wip':             # the whitened inner product is the inner product of the whitened rows: rank those
+        st = _resolve_similarity('wip').fit(ty)
+        tx, ty, name = (tx - st['mean']) @ st['whitener'], (ty - st['mean']) @ st['whitener'], 'inner'
+    n, eps = tx.shape[0], torch.finfo(tx.dtype).eps
+    score = _scorer(name or similarity, ty, rank_only=True)
+    if name == 'euclidean': mu = _centre(ty); qn, rn = (tx - mu).norm(dim=1), (ty - mu).norm(dim=1)   # norms in the Gram form's frame
+    elif name == 'inner': qn, rn = tx.norm(dim=1), ty.norm(dim=1)
+    rows = chunk_rows(n, tx.element_size() * ((4 if name == 'inner' else 3) * n + tx.shape[1]), memory_budget)
     g = torch.empty(n, dtype=torch.float64, device=tx.device); t = torch.empty_like(g)
     for i in range(0, n, rows):
         s = score(tx[i:i + rows])
         if not bool(torch.isfinite(s).all()):
             raise ValueError(f"the {similarity!r} scores of `x` against `y` are not finite (NaN/inf: an overflow of "
                              f"{s.dtype}); rescale the data")
+        j = slice(i, i + s.shape[0])
         own = s.gather(1, torch.arange(i, i + s.shape[0], device=s.device)[:, None])
-        # scores within a few ulps of the match's are ties: identical candidates can round differently (cancellation in the dot product)
-        tol = 16 * torch.finfo(s.dtype).eps * (1 + s.abs().amax(1, keepdim=True))
+        # scores within a few rounding errors of the match's are ties (identical candidates can round differently),
+        # each comparison's error bound from its own magnitudes, never from the row's largest score (one far row)
+        if name == 'euclidean':   # 2 q.r - |r|^2 errs by ~eps (2|q||r| + |r|^2); a near-tie has |r_j| <= 2|q| + |r_i|
+            tol = 32 * eps * (qn[j] + rn[j]).pow(2)[:, None]
+        elif name == 'inner':     # q.r errs by ~eps |q||r|, per candidate
+            tol = 16 * eps * qn[j, None] * (rn[None] + rn[j, None])
+        elif name in ('l1', 'linf'): tol = 32 * eps * own.abs()      # distances from exact differences: relative error
+        else: tol = 16 * eps * (1 + s.abs().amax(1, keepdim=True))   # cosine, angular (scores within [-1, 1]), callables
         g[i:i + rows] = (s > own + tol).view(torch.uint8).sum(1, dtype=torch.int32)   # uint8 sums: faster than bool
         t[i:i + rows] = ((s - own).abs() <= tol).view(torch.uint8).sum(1, dtype=torch.int32) - 1
     return g, t, was_numpy
 
+# %% ../nbs/02_metrics.ipynb #c2b8d914
 def match_ranks(x, # (n, d) queries: row i's true match is row i of `y`
                 y, # (n, d) candidates, in the same space as `x`
                 similarity='cosine', # a name in `relrep_nb.core.SIMILARITIES` or a callable `fn(q, c)`
@@ -177,6 +199,8 @@ def jaccard_at_k(x, # (n, d1) first space
         raise ValueError(f"`k` must be an integer in [1, n-1] = [1, {n - 1}], got {k!r}")
     # candidates in a seeded random order, independent per space: tied neighbours are drawn at random, so
     # two collapsed spaces share no more neighbours than chance (topk alone would return the same indices)
+    if isinstance(similarity, str) and similarity in _SCALE_FREE:   # each space by its own power of two: neighbourhoods
+        (tx,), (ty,) = _common_scale(tx), _common_scale(ty)          # unchanged, no overflow or underflow in the scores
     gen = torch.Generator().manual_seed(0)
     px, py = torch.randperm(n, generator=gen).to(tx.device), torch.randperm(n, generator=gen).to(tx.device)
     ix, iy = torch.argsort(px), torch.argsort(py)
@@ -292,6 +316,8 @@ def similarity_pearson(x, # (n, d1) first space
         if tx.shape[0] > max_n:
             sel = torch.randperm(tx.shape[0], generator=torch.Generator().manual_seed(int(seed)))[:max_n].sort().values
             tx, ty = tx[sel.to(tx.device)], ty[sel.to(ty.device)]
+    if isinstance(similarity, str) and similarity in _SCALE_FREE:   # each space by its own power of two: the correlation
+        (tx,), (ty,) = _common_scale(tx), _common_scale(ty)          # is unchanged, the scores neither overflow nor underflow
     n = tx.shape[0]
     sx, sy = _scorer(similarity, tx), _scorer(similarity, ty)
     rows = chunk_rows(n, 8 * 6 * n, memory_budget)
@@ -304,12 +330,15 @@ def similarity_pearson(x, # (n, d1) first space
         if shift is None: shift = (a.mean(), b.mean())
         a, b = a - shift[0], b - shift[1]
         acc += torch.stack([a.sum(), b.sum(), (a * a).sum(), (b * b).sum(), (a * b).sum()])
+    if not bool(torch.isfinite(acc).all()):
+        raise ValueError(f"the {similarity!r} self-similarities are not finite (NaN/inf: an overflow); rescale the data")
     m = n * (n - 1) / 2
     sa, sb, saa, sbb, sab = (acc / m).unbind()
     va, vb = saa - sa * sa, sbb - sb * sb
-    if va <= 1e-24 or vb <= 1e-24:
-        raise ValueError(f"the self-similarities of `{'x' if va <= 1e-24 else 'y'}` are constant: "
-                         f"their correlation is undefined")
+    # constant: a spread within the scores' rounding (relative to their own size, so any scale of the data works)
+    lim = (16 * torch.finfo(tx.dtype).eps) ** 2
+    flat = [nm for v, s, c, nm in ((va, sa, shift[0], 'x'), (vb, sb, shift[1], 'y')) if not v > lim * (v + (s + c) ** 2)]
+    if flat: raise ValueError(f"the self-similarities of `{flat[0]}` are constant: their correlation is undefined")
     return float(((sab - sa * sb) / (va.sqrt() * vb.sqrt())).clamp(-1, 1))
 
 # %% ../nbs/02_metrics.ipynb #5cac4bf2
@@ -335,15 +364,36 @@ def stitching_index(stitched, # performance of the stitched model(s): a number, 
     return r if torch_in else r.numpy()
 
 # %% ../nbs/02_metrics.ipynb #133bbfad
+def _label_values(v, name:str) -> tuple[np.ndarray, bool]:
+    """1-d numpy labels of `v` (tensor, array, list, pandas Series or Categorical) and whether they are strings:
+    integers of any sign and width, booleans, strings or categories of those; floats, missing values and a mix of
+    strings and numbers are refused, naming `name`."""
+    if isinstance(v, torch.Tensor):
+        if v.is_floating_point() or v.is_complex():
+            raise TypeError(f"`{name}` must hold class labels (integers, booleans, strings or categories), got dtype {v.dtype}")
+        v = v.detach().cpu().numpy()
+    a = np.asarray(v).ravel()
+    if a.dtype.kind in 'US': return a, True
+    if a.dtype.kind in 'iub': return a, False
+    if a.dtype.kind == 'O':       # lists of strings, object columns, categoricals of strings (or of Python integers)
+        kinds = {'U' if isinstance(e, (str, bytes)) else 'i' if isinstance(e, (int, np.integer)) else type(e).__name__
+                 for e in set(a.tolist())}
+        if kinds == {'U'}: return a.astype(str), True
+        if kinds == {'i'}: return a, False
+        what = 'strings and numbers' if kinds == {'U', 'i'} else 'values of type ' + ', '.join(sorted(kinds - {'U', 'i'}))
+        raise TypeError(f"`{name}` must hold class labels of one kind (integers, booleans, strings or categories), got {what}")
+    raise TypeError(f"`{name}` must hold class labels (integers, booleans, strings or categories), got dtype {a.dtype}")
+
 def _labels(y_true, y_pred) -> tuple[torch.Tensor, torch.Tensor]:
     "Two validated 1-d label tensors of equal, non-zero length, coded as classes 0..C-1 (C: distinct labels seen)."
-    t = torch.as_tensor(np.asarray(y_true) if not isinstance(y_true, torch.Tensor) else y_true).flatten()
-    p = torch.as_tensor(np.asarray(y_pred) if not isinstance(y_pred, torch.Tensor) else y_pred).flatten().to(t.device)
+    (t, st), (p, sp) = _label_values(y_true, 'y_true'), _label_values(y_pred, 'y_pred')
     if t.shape != p.shape: raise ValueError(f"`y_true` and `y_pred` must have the same length, got {len(t)} and {len(p)}")
     if len(t) == 0: raise ValueError("`y_true` is empty")
-    if t.is_floating_point() or p.is_floating_point() or t.is_complex() or p.is_complex() or t.min() < 0 or p.min() < 0:
-        raise TypeError(f"labels must be non-negative integers, got dtypes {t.dtype} and {p.dtype}")
-    _, codes = torch.unique(torch.cat([t.long(), p.long()]), return_inverse=True)   # classes 0..C-1: memory ∝ C², not max label²
+    if st != sp: raise TypeError(f"`y_true` holds {'strings' if st else 'numbers'} and `y_pred` {'strings' if sp else 'numbers'}: "
+                                 f"labels of one kind are needed")
+    both = (t, p) if st or t.dtype == p.dtype or np.result_type(t, p).kind != 'f' else (t.astype(object), p.astype(object))
+    codes = np.unique(np.concatenate(both), return_inverse=True)[1].reshape(-1)   # int64 and uint64: no float rounding
+    codes = torch.from_numpy(codes.astype(np.int64))   # classes 0..C-1: memory ∝ C², not max label²
     return codes[:len(t)], codes[len(t):]
 
 def _f1_per_class(t, p) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -379,24 +429,26 @@ def macro_f1(y_true, # (n,) integer labels: torch tensor, numpy array or list
     return float(f1[present].mean())
 
 # %% ../nbs/02_metrics.ipynb #e7967264
-def linear_probe(x_train, y_train, x_test, # features (n, d) and integer labels; test features (m, d)
+def linear_probe(x_train, y_train, x_test, # features (n, d) and class labels (integers, strings, categories); test features (m, d)
                  epochs:int=200, lr:float=0.05, weight_decay:float=1e-2, seed:int=0) -> np.ndarray:
-    """Predicted labels of `x_test` from a softmax-regression probe fitted on standardised `x_train`.
+    """Predicted labels of `x_test` (values of `y_train`) from a softmax-regression probe fitted on standardised `x_train`.
 
     >>> x = np.r_[np.zeros((5, 2)), np.ones((5, 2))]; linear_probe(x, [0] * 5 + [1] * 5, x[[0, 9]]).tolist()
     [0, 1]
     """
     xt, _ = as_tensor(x_train, 'x_train'); xs, _ = as_tensor(x_test, 'x_test'); check_same_space(xs, xt, 'x_test', 'x_train')
     epochs, seed = check_int(epochs, 'epochs', min=1), check_seed(seed)
-    y = torch.as_tensor(np.asarray(y_train), dtype=torch.long)
-    if len(y) != len(xt): raise ValueError(f"`y_train` has {len(y)} labels for {len(xt)} rows of `x_train`")
+    labels, _ = _label_values(y_train, 'y_train')
+    if len(labels) != len(xt): raise ValueError(f"`y_train` has {len(labels)} labels for {len(xt)} rows of `x_train`")
+    classes, y = np.unique(labels, return_inverse=True)    # classes 0..C-1: the weights grow with C, not the largest label
+    y = torch.from_numpy(y.reshape(-1).astype(np.int64))
     mu, sd = xt.mean(0), xt.std(0).clamp_min(1e-6)
     xt, xs = ((xt - mu) / sd).float(), ((xs - mu) / sd).float()
     g = torch.Generator().manual_seed(seed)
-    W = (torch.randn(xt.shape[1], int(y.max()) + 1, generator=g) * 0.01).requires_grad_(True)
+    W = (torch.randn(xt.shape[1], len(classes), generator=g) * 0.01).requires_grad_(True)
     b = torch.zeros(W.shape[1], requires_grad=True)
     opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
     with torch.enable_grad():
         for _ in range(epochs):
             opt.zero_grad(); F.cross_entropy(xt @ W + b, y).backward(); opt.step()
-    with torch.no_grad(): return (xs @ W + b).argmax(1).cpu().numpy()
+    with torch.no_grad(): return classes[(xs @ W + b).argmax(1).cpu().numpy()]
