@@ -154,7 +154,7 @@ def test_every_estimator_marked_by_set_params_after_fit(tmp_path):
         with pytest.raises(NotFittedError, match=_REFIT): out(est, x, y)
         with pytest.raises(NotFittedError, match=_REFIT): est.save(tmp_path / f'{name}.pt')
         fit(est, x, y); out(est, x, y); est.save(tmp_path / f'{name}.pt')
-        assert type(relrep_nb.load(tmp_path / f'{name}.pt')) is type(est), name
+        assert type(relrep_nb.load(tmp_path / f'{name}.pt')).__name__ == type(est).__name__, name   # by name: a notebook run in this process may have defined the class again
 
 def test_sklearn_pipeline_set_params_after_fit():
     from sklearn.base import clone
