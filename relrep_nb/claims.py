@@ -15,8 +15,8 @@ from .base import atomic_write, writable_path
 from .core import check_choice, check_int, torch_threads
 
 # %% auto #0
-__all__ = ['CHAPTER_ORDER', 'CHAPTERS', 'parse_rule', 'Claim', 'Chapter', 'register_chapter', 'discover', 'run_chapter',
-           'chapter_times', 'chapter_parts', 'reproduce']
+__all__ = ['CHAPTER_ORDER', 'CHAPTERS', 'parse_rule', 'Claim', 'recorded', 'Chapter', 'register_chapter', 'discover',
+           'run_chapter', 'chapter_times', 'chapter_parts', 'reproduce']
 
 # %% ../nbs/07_claims.ipynb #ad2dd699
 _OPS = {'>=': operator.ge, '<=': operator.le, '>': operator.gt, '<': operator.lt}
@@ -69,6 +69,14 @@ class Claim:
         finite = self.value is not None and math.isfinite(self.value)
         what = self.what if finite or self.value is None else f"{self.what} [value was {self.value}: not finite, written as null]".strip()
         return dict(name=self.name, value=self.value if finite else None, rule=self.rule, paper=self.paper, holds=self.holds, what=what)
+
+# %% ../nbs/07_claims.ipynb #e9cdaf1c
+def recorded(name:str='') -> Path:
+    "The path of a recorded full-size run (a file in the repository's folder of records; `''`: the folder)."
+    folder = Path(__file__).resolve().parent.parent / 'bench' / 'results'
+    if not folder.is_dir():
+        raise FileNotFoundError(f'no recorded runs at {folder}: they ship with the repository, not the wheel')
+    return folder / name if name else folder
 
 # %% ../nbs/07_claims.ipynb #a40461cf
 CHAPTER_ORDER = ('core', 'relreps', 'relreps_words', 'relreps_stitching', 'invariances', 'bootstrap', 'asif',

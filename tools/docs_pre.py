@@ -6,6 +6,8 @@ Also: the documentation of experiment helpers (`relrep_nb.experiments.*`, the co
 is demoted from `###` to `####`, so that a method page's table of contents lists the methods, not the helpers.
 And the settings that only quarto reads (`output-file` in each page's front matter, `keep-md`, the commonmark
 format in `_quarto.yml`) are dropped from the processed copy, so the offline renderer does not warn about them.
+And the links nbdev writes into the parameter comments of a signature (a code block, where markdown does not
+render) become the plain names they link.
 """
 import json, re, sys
 from pathlib import Path
@@ -40,6 +42,16 @@ def drop_quarto_only(folder:Path):
             c['source'] = [l for l in c['source'] if not l.startswith('output-file:')]
             p.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding='utf-8')
 
+_LINK = re.compile(r'\[(`[^`\]]+`)\]\([^)\s]+\)')
+
+def unlink_code(md:list[str]) -> list[str]:
+    "Inside fenced code blocks, ``[`name`](url)`` -> `` `name` `` (a link cannot render inside code)."
+    out, inside = [], False
+    for l in md:
+        if l.lstrip().startswith('```'): inside = not inside
+        out.append(_LINK.sub(r'\1', l) if inside else l)
+    return out
+
 def main(folder='_proc'):
     drop_quarto_only(Path(folder))
     n = 0
@@ -49,6 +61,7 @@ def main(folder='_proc'):
             for o in c.get('outputs', []):
                 md = o.get('data', {}).get('text/markdown')
                 if md and demote_experiments(md) != md: o['data']['text/markdown'] = md = demote_experiments(md); changed = True
+                if md and unlink_code(md) != md: o['data']['text/markdown'] = md = unlink_code(md); changed = True
                 if md and any(l.lstrip().startswith('>>>') for l in md):
                     o['data']['text/markdown'] = fence(md); changed = True; n += 1
         if changed: p.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding='utf-8')
