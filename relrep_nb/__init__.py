@@ -3,16 +3,19 @@ __version__ = "0.0.1"
 
 # %% auto #0
 __all__ = ['relative_projection', 'RelativeProjector', 'ProductProjector', 'RobustProjector', 'robust_projection', 'Translator',
-           'ASIF', 'LearnedGW', 'PARAM', 'SubjectRelative', 'sample_anchors', 'load', 'NotFittedError', 'Estimator']
+           'ASIF', 'LearnedGW', 'PARAM', 'SubjectRelative', 'sample_anchors', 'align', 'load', 'NotFittedError',
+           'Estimator']
 
 # %% ../nbs/00a_base.ipynb #326e0cea
 import importlib as _importlib
 
 _LAZY = dict(relative_projection='core', RelativeProjector='core', ProductProjector='product', RobustProjector='robust',
              robust_projection='robust', Translator='translate', ASIF='asif', LearnedGW='gw', PARAM='param',
-             SubjectRelative='fmri', sample_anchors='anchors', load='base', NotFittedError='base', Estimator='base')
+             SubjectRelative='fmri', sample_anchors='anchors', align='gw', load='base', NotFittedError='base',
+             Estimator='base')
 _all_ = ['relative_projection', 'RelativeProjector', 'ProductProjector', 'RobustProjector', 'robust_projection', 'Translator',
-         'ASIF', 'LearnedGW', 'PARAM', 'SubjectRelative', 'sample_anchors', 'load', 'NotFittedError', 'Estimator'] # `from relrep_nb import *`
+         'ASIF', 'LearnedGW', 'PARAM', 'SubjectRelative', 'sample_anchors', 'align', 'load', 'NotFittedError',
+         'Estimator'] # `from relrep_nb import *`
 
 def __getattr__(name:str):
     "Import a front-door name from its module on first use."

@@ -12,7 +12,7 @@ import torch
 
 # %% auto #0
 __all__ = ['VOCABULARY', 'patch', 'check_device', 'user_path', 'writable_path', 'atomic_write', 'save_state', 'load_state',
-           'NotFittedError', 'Estimator', 'TensorState', 'load']
+           'progress', 'NotFittedError', 'Estimator', 'TensorState', 'load']
 
 # %% ../nbs/00a_base.ipynb #fe702cb1
 def patch(f:Callable) -> Callable:
@@ -210,6 +210,16 @@ def _build_matching(factory, # () -> nn.Module, from the file's declared argumen
                          f"{want.get(bad[0])}, stored {got.get(bad[0])})")
     m = factory(); m.load_state_dict(state)
     return m
+
+# %% ../nbs/00a_base.ipynb #eb42d7ba
+def progress(iterable=None, # what the bar iterates over (or None, with `total=`)
+             **kw): # tqdm's options: `desc`, `total`, `unit`, `disable`, `delay`, `file`, ...
+    "A tqdm progress bar that redraws live in a terminal and at most every ten seconds anywhere else."
+    from tqdm.auto import tqdm
+    out = kw.get('file') or sys.stderr
+    if not getattr(out, 'isatty', lambda: False)():
+        kw.setdefault('mininterval', 10.0); kw.setdefault('maxinterval', 60.0)
+    return tqdm(iterable, **kw)
 
 # %% ../nbs/00a_base.ipynb #3dab21c9
 class NotFittedError(ValueError, AttributeError):

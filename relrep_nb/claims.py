@@ -10,8 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from tqdm.auto import tqdm
-from .base import atomic_write, writable_path
+from .base import atomic_write, writable_path, progress as progress_bar
 from .core import check_choice, check_int, torch_threads
 
 # %% auto #0
@@ -459,7 +458,7 @@ def reproduce(chapters:list[str]|None=None, # chapter names; all registered chap
     if parts is not None or tables is not None or from_tables: parts, tables = _check_one(reg, names, parts, tables, from_tables)
     one = dict(parts=parts, tables=tables, from_tables=from_tables, jobs=jobs)   # what only a one-chapter run takes
     report = {}
-    bar = tqdm(total=len(names), desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
+    bar = progress_bar(total=len(names), desc='chapters', unit='chapter', disable=quiet or len(names) < 2, file=sys.stderr, leave=False)
     def done(n, d, text=''):
         print(text, end='', file=out, flush=True)
         report[n] = d; bar.update(1)

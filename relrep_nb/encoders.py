@@ -358,8 +358,8 @@ def encode(self:Encoder, inputs, # texts (list of str) or images (array/tensor),
     order = sorted(range(n), key=lambda i: -len(items[i])) if self.kind == "text" else None
     starts = range(0, n, batch_size)
     if progress or (progress is None and n > batch_size):   # None: shown only once the run has lasted 2 s
-        from tqdm.auto import tqdm
-        starts = tqdm(starts, desc=f"encoding with {self.name}", unit="batch", delay=0 if progress else 2)
+        from relrep_nb.base import progress as _progress
+        starts = _progress(starts, desc=f"encoding with {self.name}", unit="batch", delay=0 if progress else 2)
     out = None
     for s in starts:
         if order is None: batch, idx = items[s:s + batch_size], slice(s, s + batch_size)

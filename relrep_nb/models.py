@@ -11,9 +11,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 from .core import relative_projection, save_state, load_state, patch, check_seed
-from .base import _build_matching
+from .base import _build_matching, progress as progress_bar
 
 # %% auto #0
 __all__ = ['set_seed', 'seeded', 'check_input', 'get_act', 'MLP', 'ConvEncoder', 'ConvDecoder', 'RelativeLayer',
@@ -645,7 +644,7 @@ def fit(model:nn.Module, # the model to train in place (left with its best weigh
     with seeded(seed, device), torch.enable_grad():
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-        bar = tqdm(range(1, epochs + 1), desc=type(model).__name__, disable=not progress, leave=True)
+        bar = progress_bar(range(1, epochs + 1), desc=type(model).__name__, disable=not progress, leave=True)
         for epoch in bar:
             t0 = time.perf_counter(); model.train(); tot = torch.zeros((), device=device)
             for b in _batches(data, batch_size, device, gen):

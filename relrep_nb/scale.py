@@ -193,8 +193,8 @@ def _check_apart(source:Path, dest:Path):
 # %% ../nbs/08_scale.ipynb #ca5062fd
 def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
     "Compute the write tasks with a tqdm bar counting rows; returns the number of rows written."
-    from tqdm.auto import tqdm
-    bar, done = tqdm(total=sum(rows_of), unit='row', unit_scale=True, desc=desc, disable=not progress), 0
+    from relrep_nb.base import progress
+    bar, done = progress(total=sum(rows_of), unit='row', unit_scale=True, desc=desc, disable=not progress), 0
     try:
         if client is not None:
             from distributed import as_completed
@@ -310,14 +310,14 @@ def _write_cache(encoder, items, emb:np.ndarray):
 def _encode_on_cluster(spec, items, client, chunk_size:int, batch_size:int, threads, progress:bool, desc:str) -> np.ndarray:
     "Map `_encode_chunk` over chunks of `items` on `client`; the (n, dim) float32 result in item order."
     from distributed import as_completed
-    from tqdm.auto import tqdm
+    from relrep_nb.base import progress
     n = len(items)
     starts = list(range(0, n, chunk_size))
     futs = client.map(_encode_chunk, [items[s:s + chunk_size] for s in starts], spec=spec, per_pass=batch_size,
                       threads=threads, pure=False)
     where = {f.key: s for f, s in zip(futs, starts)}
     out = None
-    with tqdm(total=n, unit='item', unit_scale=True, desc=desc, disable=not progress) as bar:
+    with progress(total=n, unit='item', unit_scale=True, desc=desc, disable=not progress) as bar:
         try:
             for fut, emb in as_completed(futs, with_results=True):
                 if out is None: out = np.empty((n, emb.shape[1]), dtype=np.float32)
