@@ -119,7 +119,7 @@ def measure(site:Path, pages:list[str], exe:str) -> dict:
             body = f.read_text(encoding='utf-8', errors='replace').replace('</body>', MEASURE_JS + '</body>').encode()
             self.send_response(200); self.send_header('Content-Type', 'text/html; charset=utf-8')
             self.send_header('Content-Length', str(len(body))); self.end_headers(); self.wfile.write(body)
-    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Inject)
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Inject, directory=str(site)))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     out = {}
     try:

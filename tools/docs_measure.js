@@ -4,8 +4,10 @@
 function run(){
   const main = document.querySelector('main#quarto-document-content') || document.body;
   const top = e => Math.round(e.getBoundingClientRect().top + window.scrollY);
-  const cs = getComputedStyle(main);
-  const colW = main.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  // the text column: the width of the page's paragraphs (the main element also spans the margins)
+  const paras = [...main.querySelectorAll('p')].filter(p => !p.closest('.cell-output, table, figure'))
+    .map(p => p.getBoundingClientRect().width).filter(w => w > 0).sort((a, b) => a - b);
+  const colW = paras.length ? paras[Math.floor(paras.length / 2)] : main.clientWidth;
   const outs = [...main.querySelectorAll('.cell-output-stdout, .cell-output-display, .cell-output img, figure img')]
     .filter(e => !(e.classList.contains('cell-output-markdown') && !e.querySelector('table, img')));
   const wide = [];
@@ -24,7 +26,7 @@ function run(){
   const all = main.innerText || main.textContent;
   const figs = [...main.querySelectorAll('.cell-output img, .cell-output-display svg')];
   const uncaptioned = figs.filter(i => { const f = i.closest('figure'); return !(f && f.querySelector('figcaption') && f.querySelector('figcaption').innerText.trim()); }).length;
-  const r = {height: document.documentElement.scrollHeight, colW: Math.round(colW),
+  const r = {viewport: [window.innerWidth, window.innerHeight], mainLeft: Math.round(main.getBoundingClientRect().left), height: document.documentElement.scrollHeight, colW: Math.round(colW),
     first: outs.length ? top(outs[0]) : null, wide, overflowingCode, missing, figures: figs.length, uncaptioned, prose, text, all};
   const pre = document.createElement('pre'); pre.id = 'docs-measure'; pre.style.display = 'none';
   pre.textContent = JSON.stringify(r); document.body.appendChild(pre);
