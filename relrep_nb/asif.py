@@ -196,7 +196,17 @@ INDEXES = ('exact', 'faiss-flat', 'faiss-ivf', 'faiss-hnsw')
 ASIF_SIMILARITIES = ('cosine', 'inner')
 
 class ASIF(TensorState):
-    "Cross-modal model from paired anchors: sparse top-`k`, power-`p` relative vectors compared across modalities.\n\n    Fitted state: `anchors_a_`, `anchors_b_` (the pairs, row j with row j) and `ids_` (int64 tensor: the id of each pair, in\n    row order; `ids=` of `fit`/`add`, else 0, 1, ...), which `remove` and `explain` use.\n\n    >>> rng = np.random.default_rng(0); A, B = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))\n    >>> m = ASIF(k=5, p=4).fit(A, B)\n    >>> m.predict(A[:3] + 0.01, B[:3]).tolist()\n    [0, 1, 2]\n    >>> m.ids_[:3].tolist()\n    [0, 1, 2]"
+    """Cross-modal model from paired anchors: sparse top-`k`, power-`p` relative vectors compared across modalities.
+
+    Fitted state: `anchors_a_`, `anchors_b_` (the pairs, row j with row j) and `ids_` (int64 tensor: the id of each pair, in
+    row order; `ids=` of `fit`/`add`, else 0, 1, ...), which `remove` and `explain` use.
+
+    >>> rng = np.random.default_rng(0); A, B = rng.normal(size=(50, 4)), rng.normal(size=(50, 3))
+    >>> m = ASIF(k=5, p=4).fit(A, B)
+    >>> m.predict(A[:3] + 0.01, B[:3]).tolist()
+    [0, 1, 2]
+    >>> m.ids_[:3].tolist()
+    [0, 1, 2]"""
     _fitted_attr, _fit_hint = 'ids_', '.fit(x, y) (the paired anchors)'
     def __init__(self,
                  k:int=800, # similarities kept per query (top-k over the anchors of its modality; at most the number of pairs)
@@ -411,7 +421,10 @@ def sparse_scores(wa:torch.Tensor, # (n, k) weights of the queries (`sparse_weig
                   n_anchors:int, # K, the number of anchor pairs
                   memory_budget:int|None=None, # bytes of the dense candidate block
                  ) -> torch.Tensor: # (n, m) inner products of the sparse vectors
-    "Scores of weighted top-k lists against each other, a block of candidates densified at a time.\n\n    >>> sparse_scores(torch.tensor([[1.]]), torch.tensor([[2]]), torch.tensor([[.6, .8]]), torch.tensor([[2, 0]]), 3).tolist()\n    [[0.6000000238418579]]"
+    """Scores of weighted top-k lists against each other, a block of candidates densified at a time.
+
+    >>> sparse_scores(torch.tensor([[1.]]), torch.tensor([[2]]), torch.tensor([[.6, .8]]), torch.tensor([[2, 0]]), 3).tolist()
+    [[0.6000000238418579]]"""
     dt = torch.promote_types(torch.promote_types(wa.dtype, wb.dtype), torch.float32)   # at least float32: the sparse
     wa, wb = wa.to(dt), wb.to(dt)                                                      # product has no half kernels
     qa = _to_csr(wa, ia, n_anchors, False)

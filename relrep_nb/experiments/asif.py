@@ -391,7 +391,7 @@ def explain_examples(D:dict, size:str='demo', seed:int=0, n:int=3, top:int=4, re
     a, caps_f = _image_anchors(D, 1000, max(c['image_sizes']), seed)
     captions = anchor_captions(D['pool_y'][a], FASHION_WORDS, seed=seed)
     model = ASIF(k=k, p=p).fit(D['pool'][a], caps_f, ids=a)
-    fig, axes = plt.subplots(n, top + 1, figsize=(2.1 * (top + 1), 2.4 * n))
+    fig, axes = plt.subplots(n, top + 1, figsize=(1.8 * (top + 1), 2.1 * n))
     for r, i in enumerate(np.random.default_rng(seed).choice(len(D['test_y']), n, replace=False)):
         pred = int(model.scores(D['test'][i:i + 1], D['prompts']).reshape(10, -1).mean(1).argmax())
         e = model.explain(D['test'], D['prompts'], i=int(i), j=pred * len(TEST_FRAMES), top=top)
