@@ -220,7 +220,7 @@ def state_dict(self:SubjectRelative) -> dict:
 @patch
 def _load_extra(self:SubjectRelative, sd):
     self.states_, self.anchor_latents_ = sd['states'], sd['anchors']
-    if not hasattr(self, 'n_features_in_'): self.n_features_in_ = self._widths()[0]   # a file written before `n_features_in_`
+    if not hasattr(self, 'n_features_in_'): self.n_features_in_ = self._widths()[0]   # a file without `n_features_in_`
 
 # %% ../nbs/15_fmri.ipynb #714d7304
 def _fit_encoder(self, x, train, y, s) -> dict:
