@@ -324,7 +324,7 @@ def claims(results:dict) -> list:
               f'mean (robust + topology) - robust stitched F1 over {npairs}'),
     ]
 
-register_chapter('robust', run, claims, description='robust relative representations and topological densification (seed 002)',
+register_chapter('robust', run, claims, description='robust relative representations and topological densification',
                  sizes=SIZES)
 
 # %% ../../nbs/17_robust.ipynb #33d7477b
@@ -339,7 +339,7 @@ def robust_stitching_summary(st:pd.DataFrame) -> pd.DataFrame:
 def plot_robust_stitching(st:pd.DataFrame): # the `stitching` table
     "Stitching matrices (encoder rows, head columns; mean weighted F1 over seeds), one row of panels per family."
     fams, vs = list(dict.fromkeys(st.family)), [v for v in VARIANTS if v in set(st.variant)]
-    fig, axs = plt.subplots(len(fams), len(vs), figsize=(3.1 * len(vs), 2.9 * len(fams)), squeeze=False)
+    fig, axs = plt.subplots(len(fams), len(vs), figsize=(2.35 * len(vs), 2.3 * len(fams)), squeeze=False)
     for i, fam in enumerate(fams):
         for j, v in enumerate(vs):
             m = st[(st.family == fam) & (st.variant == v)].groupby(['encoder', 'decoder']).f1.mean().unstack()
@@ -357,7 +357,7 @@ def plot_robust_stitching(st:pd.DataFrame): # the `stitching` table
 def plot_clusters(clusters:pd.DataFrame, deaths:pd.DataFrame, family:str): # tables of `run_experiment`; family shown
     "Test relative vectors on their two principal axes, robust vs robust + topology, and the within-class death times."
     c, d = clusters[clusters.family == family], deaths[deaths.family == family]
-    fig, axs = plt.subplots(1, 3, figsize=(12, 3.6))
+    fig, axs = plt.subplots(1, 3, figsize=(9.6, 3.2))
     for ax, v in zip(axs, ('robust', 'robust+topo')):
         p = c[c.variant == v]
         ax.scatter(p.pc1, p.pc2, c=p.label, cmap='tab20', s=6); ax.set_title(f'{family} ({p.encoder.iloc[0]}): {v}', fontsize=9)
