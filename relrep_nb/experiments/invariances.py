@@ -28,7 +28,7 @@ __all__ = ['PAPER_PROTOCOL', 'SIZES', 'SWEEP_PAIR', 'CNN_ROW', 'CELL', 'text_emb
            'gcn_embeddings', 'run', 'claims']
 
 # %% ../../nbs/11_invariances.ipynb #69651279
-PAPER_PROTOCOL = dict(n_anchors=1280, seeds=(0, 1, 2), width=128, epochs=10, train_frac=0.7) # 004 §4, fixed for every run
+PAPER_PROTOCOL = dict(n_anchors=1280, seeds=(0, 1, 2), width=128, epochs=10, train_frac=0.7) # the paper's §4, the same for every run
 
 # %% ../../nbs/11_invariances.ipynb #c2c7c008
 def text_embeddings(n:int=3000, # fortunes (stratified over the 16 topics)
