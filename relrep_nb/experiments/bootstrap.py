@@ -224,7 +224,7 @@ def _mean(df:pd.DataFrame, method:str, col:str, data:str) -> float:
     return float(sel[col].mean()) if len(sel) else float('nan')
 
 def claims(results:dict) -> list:
-    "The bootstrap claims of CLAIMS.md from the tables of `run` (AO: the optimised vectors; GT-300; Seed-15)."
+    "The pre-registered bootstrap claims from the tables of `run` (AO: the optimised vectors; GT-300; Seed-15)."
     w, im, st = results['words'], results['images'], results['stitching']
     W, I = DATA['words'], DATA['images']
     m = lambda df, meth, col, data: _mean(df, meth, col, data)
