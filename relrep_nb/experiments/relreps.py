@@ -180,6 +180,7 @@ def image_data(dataset:str='fashion_mnist', # "fashion_mnist" or "mnist5k"
 # %% ../../nbs/10_relreps.ipynb #f1e030d2
 AE_KINDS = {'ae': AE, 'vae': VAE} # autoencoder kinds of `autoencoder_stitching`
 
+# %% ../../nbs/10_relreps.ipynb #9bb7d4dd
 def _stitch_family(fam:dict, xte:torch.Tensor, relative:bool) -> pd.DataFrame:
     "Stitching table (test MSE) of one family of AEs {seed: model}, with the cross-seed retrieval of test latents."
     tab = stitching_table(fam, xte)
@@ -422,6 +423,7 @@ def population_grid(widths=(16, 64, 256), # hidden widths of the two-layer ReLU 
 # %% ../../nbs/10_relreps.ipynb #9495e679
 SIMILARITY_MEASURES = ('cosine', 'jaccard', 'mrr', 'cka') # agreement measures of `similarity_vs_performance`; cosine is the paper's
 
+# %% ../../nbs/10_relreps.ipynb #ebf66b7a
 def _agreement(z, za:dict, zref, rref:dict, k:int) -> list:
     "Agreement of one model's test features `z` (anchor features `za` per draw) with the reference's, per anchor draw."
     c = cka(z, zref) if z.std(0).max() > 0 else 0.    # a dead network has no variance: CKA 0
