@@ -536,15 +536,16 @@ SIZES = {
 # the stitching protocol of the earlier runs (an extra row): 3000 images, 5 epochs, no early stopping, 32-d latent, 300 anchors
 EARLIER_STITCHING = dict(n_train=3000, n_test=1000, epochs=5, patience=None, val=None, latent_dim=32, n_anchors=300, lr=2e-3, batch_size=64)
 
-# %% ../../nbs/10_relreps.ipynb #2727c861
-TRAINING_CELLS = tuple((d, a) for d in IMAGE_DATASETS for a in ('mlp', 'cnn')) # (dataset, arch) cells of `rel_training_f1_gap`
-STITCHING_CELLS = tuple((d, k) for d in IMAGE_DATASETS for k in AE_KINDS) # (dataset, model) cells of `ae_stitching_mse_ratio`
-
+# %% ../../nbs/10_relreps.ipynb #a8f5539d
 def _cells(df:pd.DataFrame, cols:list, cells, name:str) -> None:
     "Raise if a pre-registered cell has no rows in `df`: a claim covers every cell."
     have = set(map(tuple, df[cols].drop_duplicates().values.tolist()))
     missing = [c for c in cells if c not in have]
     if missing: raise ValueError(f"`results['{name}']` lacks the cells {missing} ({'/'.join(cols)}); the claim needs all of {list(cells)}")
+
+# %% ../../nbs/10_relreps.ipynb #2727c861
+TRAINING_CELLS = tuple((d, a) for d in IMAGE_DATASETS for a in ('mlp', 'cnn')) # (dataset, arch) cells of `rel_training_f1_gap`
+STITCHING_CELLS = tuple((d, k) for d in IMAGE_DATASETS for k in AE_KINDS) # (dataset, model) cells of `ae_stitching_mse_ratio`
 
 def training_gaps(tr:pd.DataFrame, # the table of `relative_training` (several cells concatenated)
                  )->pd.DataFrame: # one row per (dataset, arch): absolute, relative (mean ± se of own-model F1), gap, seeds
