@@ -214,7 +214,13 @@ def _build_matching(factory, # () -> nn.Module, from the file's declared argumen
 # %% ../nbs/00a_base.ipynb #eb42d7ba
 def progress(iterable=None, # what the bar iterates over (or None, with `total=`)
              **kw): # tqdm's options: `desc`, `total`, `unit`, `disable`, `delay`, `file`, ...
-    "A tqdm progress bar that redraws live in a terminal and at most every ten seconds anywhere else."
+    """A tqdm progress bar that redraws live in a terminal and at most every ten seconds anywhere else.
+
+    >>> import io; log = io.StringIO()
+    >>> for _ in progress(range(1000), desc="work", file=log): pass
+    >>> log.getvalue().count("work")   # the first and the last line, no redraw per step
+    2
+    """
     from tqdm.auto import tqdm
     out = kw.get('file') or sys.stderr
     if not getattr(out, 'isatty', lambda: False)():

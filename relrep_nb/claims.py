@@ -71,7 +71,11 @@ class Claim:
 
 # %% ../nbs/07_claims.ipynb #e9cdaf1c
 def recorded(name:str='') -> Path:
-    "The path of a recorded full-size run (a file in the repository's folder of records; `''`: the folder)."
+    """The path of a recorded full-size run (a file in the repository's folder of records; `''`: the folder).
+
+    >>> recorded("claims_quick.json").name, recorded().name
+    ('claims_quick.json', 'results')
+    """
     folder = Path(__file__).resolve().parent.parent / 'bench' / 'results'
     if not folder.is_dir():
         raise FileNotFoundError(f'no recorded runs at {folder}: they ship with the repository, not the wheel')
