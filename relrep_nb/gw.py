@@ -496,8 +496,8 @@ def fit(self:LearnedGW, x, # (n, dx) first domain
 def _progress_bar(self:LearnedGW):
     "The fit's tqdm bar over all runs' steps (None for progress=False; None: it appears once fitting has lasted 2 s)."
     if self.progress is False: return None
-    from tqdm.auto import tqdm
-    return tqdm(total=self._n_runs() * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
+    from relrep_nb.base import progress
+    return progress(total=self._n_runs() * self.n_steps, desc='LearnedGW', unit='step', delay=0 if self.progress else 2)
 
 # %% ../nbs/14_latent_gw.ipynb #5b869e11
 @patch

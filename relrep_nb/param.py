@@ -198,8 +198,8 @@ def fit(self:PARAM, supports, # a list of (K, d_i) paired support sets of the tr
     self.history_ = []
     steps = range(self.n_steps)
     if progress is not False:
-        from tqdm.auto import tqdm
-        steps = tqdm(steps, desc='PARAM', unit='step', delay=0 if progress else 2)
+        from relrep_nb.base import progress as _progress
+        steps = _progress(steps, desc='PARAM', unit='step', delay=0 if progress else 2)
     for step in steps:
         b = torch.randperm(k, generator=g)[:B].to(dev)
         S = torch.softmax(logits, 1)

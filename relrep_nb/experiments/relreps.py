@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
+from ..base import progress as progress_bar
 from ..core import as_tensor, relative_projection, torch_threads, check_int, check_choice, save_state, load_state
 from ..anchors import sample_anchors
 from ..metrics import mrr, jaccard_at_k, paired_cosine, cka, weighted_f1
@@ -268,7 +268,7 @@ def autoencoder_stitching(dataset:str='fashion_mnist', # "fashion_mnist" or "mni
                 data_seed=data_seed, anchor_seed=anchor_seed)
     todo = [(k, sp, s) for k in kinds for sp in spaces for s in seeds]
     models, trained = {}, {}
-    with torch_threads(threads), tqdm(todo, desc=f'{dataset} autoencoders', disable=progress is False, delay=0 if progress else 2) as bar:
+    with torch_threads(threads), progress_bar(todo, desc=f'{dataset} autoencoders', disable=progress is False, delay=0 if progress else 2) as bar:
         for k, sp, s in bar: models[k, sp, s], *trained[k, sp, s] = _train_ae(dict(base, kind=k, space=sp, seed=s), xtr, xval, anchors, cache)
     df = _ae_table(models, trained, xte, dataset)
     df = df.assign(arch=arch, latent_dim=latent_dim, n_anchors=n_anchors, epochs=epochs, n_train=len(xtr), n_val=0 if xval is None else len(xval), n_test=len(xte))
