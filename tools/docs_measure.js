@@ -16,7 +16,14 @@ function run(){
     const w = Math.max(e.getBoundingClientRect().width, e.scrollWidth || 0);
     if (w > colW + 2) wide.push(e.tagName.toLowerCase() + ' ' + Math.round(w) + 'px at ' + top(e));
   }
-  const overflowingCode = [...main.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1).length;
+    // a code block (not a printed output) that scrolls sideways; folded code (closed <details>) is not on screen
+  const longest = p => p.innerText.split('\n').sort((a, b) => b.length - a.length)[0].slice(0, 90);
+  const scrolling = [...main.querySelectorAll('pre')]
+    .filter(p => p.scrollWidth > p.clientWidth + 1 && !p.closest('details:not([open])'));
+  const code = scrolling.filter(p => !p.closest('.cell-output'));
+  const overflowingCode = code.length;
+  const scrollingText = code.map(longest);
+  const scrollingOutput = scrolling.filter(p => p.closest('.cell-output')).map(longest);
   const missing = [...main.querySelectorAll('img')].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src').slice(0, 80));
   const clone = main.cloneNode(true);
   clone.querySelectorAll('pre, code.sourceCode, script, style').forEach(e => e.remove());
@@ -27,7 +34,7 @@ function run(){
   const figs = [...main.querySelectorAll('.cell-output img, .cell-output-display svg')];
   const uncaptioned = figs.filter(i => { const f = i.closest('figure'); return !(f && f.querySelector('figcaption') && f.querySelector('figcaption').innerText.trim()); }).length;
   const r = {viewport: [window.innerWidth, window.innerHeight], mainLeft: Math.round(main.getBoundingClientRect().left), height: document.documentElement.scrollHeight, colW: Math.round(colW),
-    first: outs.length ? top(outs[0]) : null, wide, overflowingCode, missing, figures: figs.length, uncaptioned, prose, text, all};
+    first: outs.length ? top(outs[0]) : null, wide, overflowingCode, scrollingText, scrollingOutput, missing, figures: figs.length, uncaptioned, prose, text, all};
   const pre = document.createElement('pre'); pre.id = 'docs-measure'; pre.style.display = 'none';
   pre.textContent = JSON.stringify(r); document.body.appendChild(pre);
 }
