@@ -232,3 +232,22 @@ def test_cli_full_device_stand_in(tmp_path, cmd):
     assert r.returncode != 0 and 'Traceback' not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert 'No space left on device' in r.stderr
     assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+def test_progress_bars_do_not_flood_a_log():
+    "A fit with its progress bar on, stderr a pipe (a log file, CI): a handful of lines, not one redraw per step."
+    import subprocess, sys, textwrap
+    code = textwrap.dedent('''
+        import numpy as np
+        from relrep_nb.gw import LearnedGW
+        rng = np.random.default_rng(0)
+        LearnedGW(n_steps=200, batch_size=64, dim=4, hidden=(16,), progress=True).fit(
+            rng.normal(size=(80, 5)).astype('float32'), rng.normal(size=(70, 6)).astype('float32'))
+    ''')
+    import time
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - t0
+    assert r.returncode == 0, r.stderr[-2000:]
+    redraws = r.stderr.count('\r') + r.stderr.count('\n')
+    # at most one redraw every ten seconds (plus the first and the last line); a live bar redraws ten times a second
+    assert 'LearnedGW' in r.stderr and redraws <= 4 + elapsed / 10, (redraws, elapsed, r.stderr[-500:])
