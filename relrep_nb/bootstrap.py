@@ -128,8 +128,8 @@ def _optimise(free, rx, yn, S, g, n_steps, b, lr, epsilon, n_iter, standardize, 
     if 0 in track: history[0] = near(free.weight)
     steps = range(n_steps)
     if progress is not False:                # None: a bar that appears once the run has lasted 2 s
-        from tqdm.auto import tqdm
-        steps = tqdm(steps, desc='bootstrap', unit='step', delay=0 if progress else 2)
+        from relrep_nb.base import progress as _progress
+        steps = _progress(steps, desc='bootstrap', unit='step', delay=0 if progress else 2)
     n, m = rx.shape[0], yn.shape[0]
     for step in steps:
         bx, by = torch.randperm(n, generator=g)[:b].to(rx.device), torch.randperm(m, generator=g)[:b].to(yn.device)
