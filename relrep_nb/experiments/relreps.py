@@ -533,7 +533,7 @@ SIZES = {
                         n_test=3000, anchor_seeds=range(5))),
 }
 
-# the stitching protocol of the earlier runs (an extra row): 3000 images, 5 epochs, no early stopping, 32-d latent, 300 anchors
+# a smaller stitching protocol (an extra row): 3000 images, 5 epochs, no early stopping, 32-d latent, 300 anchors
 EARLIER_STITCHING = dict(n_train=3000, n_test=1000, epochs=5, patience=None, val=None, latent_dim=32, n_anchors=300, lr=2e-3, batch_size=64)
 
 # %% ../../nbs/10_relreps.ipynb #a8f5539d
