@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['DATASETS_DIR', 'DEBIAN_DIRS', 'SNARESEQ_CELL_TYPES', 'SCGEM_CELL_TYPES', 'FASHION_MNIST_CLASSES', 'FORTUNE_TOPICS',
-           'WORD_VECTORS', 'require_module', 'require_path', 'subset_indices', 'load_snareseq', 'load_scgem',
-           'load_fmri_hyperalignment', 'load_fashion_mnist', 'load_mnist5k', 'load_digits', 'load_fortunes',
-           'murmurhash64a', 'load_word_vectors', 'load_dictionary', 'list_datasets']
+__all__ = ['DATASETS_DIR', 'DEBIAN_DIRS', 'SNARESEQ_CELL_TYPES', 'SCGEM_CELL_TYPES', 'BMMC_FILES', 'FASHION_MNIST_CLASSES',
+           'FORTUNE_TOPICS', 'WORD_VECTORS', 'require_module', 'require_path', 'subset_indices', 'load_snareseq',
+           'load_scgem', 'load_bmmc', 'load_fmri_hyperalignment', 'load_fashion_mnist', 'load_mnist5k', 'load_digits',
+           'load_fortunes', 'murmurhash64a', 'load_word_vectors', 'load_dictionary', 'list_datasets']
 
 # %% ../nbs/04_data.ipynb #d8c5ccab
 def _package_root()->Path:
@@ -180,6 +180,30 @@ def load_scgem(
     if not np.array_equal(ids, _read_labels(d/'scGEM_typeMethylation.txt')): raise RuntimeError("scGEM label files disagree")
     return _paired(expr, meth, ids, SCGEM_CELL_TYPES, [f'cell{i}' for i in range(len(ids))],
                    ('gene', 'expression'), ('locus', 'methylation'), 'scgem', 'load_scgem', as_anndata)
+
+# %% ../nbs/04_data.ipynb #13301b12
+BMMC_FILES = dict(cite=('cite_rna.h5ad', 'cite_adt.h5ad'), multiome=('multiome_rna.h5ad', 'multiome_atac.h5ad'))
+
+def load_bmmc(
+    kind:str='cite', # "cite" (RNA + surface proteins, 600 cells) or "multiome" (RNA + ATAC, 500 cells)
+    as_anndata:bool=True, # False: return (rna, other, cell_type) dense float32 arrays instead
+):
+    """Bone-marrow cells of one paired assay as (rna AnnData, adt or atac AnnData): raw counts in `.X` (sparse),
+    `obs.cell_type`, `obs.batch` (donor); row i of both is the same cell.
+
+    >>> rna, adt, cell_type = load_bmmc('cite', as_anndata=False)
+    >>> rna.shape, adt.shape, len(set(cell_type))
+    ((600, 1000), (600, 134), 41)
+    """
+    if kind not in BMMC_FILES: raise ValueError(f"`kind` must be one of {sorted(BMMC_FILES)}, got {kind!r}")
+    ad = require_module('anndata', extra='sc', purpose='load_bmmc')
+    d = DATASETS_DIR/'bmmc'
+    a, b = (ad.read_h5ad(require_path(d/f, purpose='load_bmmc')) for f in BMMC_FILES[kind])
+    if not a.obs_names.equals(b.obs_names): raise RuntimeError(f"the two bone-marrow {kind} files list different cells")
+    for x, modality in ((a, 'RNA'), (b, 'ADT' if kind == 'cite' else 'ATAC')): x.uns.update(dataset=f'bmmc_{kind}', modality=modality)
+    if as_anndata: return a, b
+    dense = lambda x: np.asarray(x.X.toarray() if hasattr(x.X, 'toarray') else x.X, dtype=np.float32)
+    return dense(a), dense(b), a.obs['cell_type'].astype(str).values
 
 # %% ../nbs/04_data.ipynb #f9fdde8d
 def load_fmri_hyperalignment()->np.ndarray: # float32 (36 subjects, 300 timepoints, 100 features)
@@ -490,6 +514,8 @@ _CATALOGUE = [
      lambda: (DATASETS_DIR/'snareseq').exists() and importlib.util.find_spec('anndata') is not None),
     ('scgem', 'load_scgem()', '2 AnnData: 177×34 expression, 177×27 methylation', 'anndata (extra sc)', '', 'MIT (SCOT), shipped',
      lambda: (DATASETS_DIR/'scgem').exists() and importlib.util.find_spec('anndata') is not None),
+    ('bmmc', "load_bmmc('cite' | 'multiome')", '2 AnnData of counts: 600×1000 RNA + 600×134 ADT; 500×600 RNA + 500×600 ATAC', 'anndata (extra sc)', '',
+     'MIT (Open Problems), shipped', lambda: (DATASETS_DIR/'bmmc').exists() and importlib.util.find_spec('anndata') is not None),
     ('fmri_hyperalignment', 'load_fmri_hyperalignment()', 'float32 (36, 300, 100)', 'scipy', '', 'MIT (hypertools), shipped',
      lambda: (DATASETS_DIR/'fmri_hyperalignment'/'weights.mat').exists()),
     ('fashion_mnist', 'load_fashion_mnist(split)', 'uint8 (60000|10000, 28, 28), int64', '', 'dataset-fashion-mnist', 'MIT (Zalando)',
@@ -515,7 +541,7 @@ def list_datasets()->pd.DataFrame: # one row per dataset: name, loader, returns,
     >>> t.columns.tolist()
     ['name', 'loader', 'returns', 'pip', 'debian', 'licence', 'available']
     >>> t.name.tolist()[:4]
-    ['snareseq', 'scgem', 'fmri_hyperalignment', 'fashion_mnist']
+    ['snareseq', 'scgem', 'bmmc', 'fmri_hyperalignment']
     """
     rows = []
     for name, loader, returns, pip, deb, lic, check in _CATALOGUE:
