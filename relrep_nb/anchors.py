@@ -151,34 +151,63 @@ def kmeans(x, # (n, d) samples: torch tensor or numpy array
     return to_like((c * scale).to(t.dtype), was_numpy), to_like(lab, was_numpy)
 
 # %% ../nbs/01_anchors.ipynb #5c279137
-def _nearest_distinct(x, sq, c, memory_budget) -> torch.Tensor:
-    "Distinct row indices of `x`, one per centroid of `c`: nearest row, conflicts go to the closer centroid."
-    k, n = c.shape[0], x.shape[0]
-    taken = torch.zeros(n, dtype=torch.bool, device=x.device)
-    out = torch.full((k,), -1, dtype=torch.long, device=x.device)
-    todo = torch.arange(k, device=x.device)
-    while len(todo):
-        cc = c[todo]
-        best_d = torch.full((len(todo),), float('inf'), dtype=x.dtype, device=x.device)
-        best_i = torch.zeros(len(todo), dtype=torch.long, device=x.device)
-        rows = chunk_rows(n, x.element_size() * (2 * len(todo) + 4), memory_budget)
-        for i in range(0, n, rows):   # nearest free row for every pending centroid, block by block
-            d = _sqdist(x[i:i + rows], sq[i:i + rows], cc)
-            d[taken[i:i + rows]] = float('inf')
+def _claim(u, usq, cap, members, starts, c, todo, out, memory_budget, passes:int|None=None) -> torch.Tensor:
+    """Give the centroids `todo` of `c` rows of `x`, grouped as candidates `u` (squared norms `usq`) with `cap` free copies:
+    each pass, every pending centroid claims its nearest candidate with a free copy, and each candidate takes its
+    closest claimants, as many as its free copies (ties: the earlier claimant). Row `members[starts[g] + j]` is the
+    j-th copy of candidate g. Fills `out`; returns the centroids still pending after `passes` passes (None: all)."""
+    m, dev = u.shape[0], u.device
+    used = torch.zeros(m, dtype=torch.long, device=dev)
+    while len(todo) and passes != 0:
+        cc, full = c[todo], used >= cap
+        best_d = torch.full((len(todo),), float('inf'), dtype=u.dtype, device=dev)
+        best_i = torch.zeros(len(todo), dtype=torch.long, device=dev)
+        rows = chunk_rows(m, u.element_size() * (2 * len(todo) + 4), memory_budget)
+        for i in range(0, m, rows):   # nearest candidate with a free copy for every pending centroid, block by block
+            d = _sqdist(u[i:i + rows], usq[i:i + rows], cc)
+            d[full[i:i + rows]] = float('inf')
             v, j = d.min(0)
             better = v < best_d
             best_d, best_i = torch.where(better, v, best_d), torch.where(better, j + i, best_i)
-        # among centroids claiming the same row, the closest one wins (ties: lower centroid index)
-        order = torch.argsort(best_d, stable=True)
-        claims, first = best_i[order], torch.ones(len(order), dtype=torch.bool, device=x.device)
-        srt, perm = torch.sort(claims, stable=True)
-        dup = torch.zeros(len(srt), dtype=torch.bool, device=x.device)
-        dup[1:] = srt[1:] == srt[:-1]
-        first[perm[dup]] = False
-        win = order[first]
-        out[todo[win]] = best_i[win]
-        taken[best_i[win]] = True
-        todo = todo[order[~first]]
+        order = torch.argsort(best_d, stable=True)              # closest claims first
+        srt, perm = torch.sort(best_i[order], stable=True)       # claims grouped by candidate, closest first in a group
+        pos = torch.arange(len(srt), device=dev)
+        head = torch.ones(len(srt), dtype=torch.bool, device=dev); head[1:] = srt[1:] != srt[:-1]
+        rank = pos - torch.cummax(torch.where(head, pos, 0), 0).values   # place of each claim within its candidate
+        ok = rank < (cap - used)[srt]
+        g, win = srt[ok], order[perm[ok]]
+        out[todo[win]] = members[starts[g] + used[g] + rank[ok]]
+        used += torch.bincount(g, minlength=m)
+        lose = torch.ones(len(order), dtype=torch.bool, device=dev); lose[perm[ok]] = False
+        todo = todo[order[lose]]
+        passes = None if passes is None else passes - 1
+    return todo
+
+
+# %% ../nbs/01_anchors.ipynb #57022039
+def _distinct_rows(x, idx) -> tuple:
+    "The distinct rows of `x[idx]` in order of first appearance: (rows, copies, `idx` grouped by row in ascending order, start of each group)."
+    u, inv, cnt = torch.unique(x[idx], dim=0, return_inverse=True, return_counts=True)
+    first = torch.full((len(u),), len(idx), dtype=torch.long, device=x.device).scatter_reduce_(
+        0, inv, torch.arange(len(idx), device=x.device), 'amin')
+    o = torch.argsort(first); rank = torch.empty_like(o); rank[o] = torch.arange(len(o), device=x.device)
+    members = idx[torch.argsort(rank[inv], stable=True)]
+    cnt = cnt[o]
+    return u[o], cnt, members, torch.cumsum(cnt, 0) - cnt
+
+def _nearest_distinct(x, sq, c, memory_budget) -> torch.Tensor:
+    """Distinct row indices of `x`, one per centroid of `c`: nearest row, conflicts go to the closer centroid. Equal
+    rows settle together: after a first pass over the rows, the pending centroids share the distinct free rows, each as
+    many times as it has copies (data with a few distinct rows takes two passes, not one per conflict)."""
+    k, n, dev = c.shape[0], x.shape[0], x.device
+    out = torch.full((k,), -1, dtype=torch.long, device=dev)
+    ar = torch.arange(n, device=dev)
+    todo = _claim(x, sq, torch.ones(n, dtype=torch.long, device=dev), ar, ar, c, torch.arange(k, device=dev), out,
+                  memory_budget, passes=1)
+    if len(todo):
+        free = torch.ones(n, dtype=torch.bool, device=dev); free[out[out >= 0]] = False
+        u, cap, members, starts = _distinct_rows(x, ar[free])
+        _claim(u, u.pow(2).sum(1), cap, members, starts, c, todo, out, memory_budget)
     return out
 
 # %% ../nbs/01_anchors.ipynb #2cf17a07

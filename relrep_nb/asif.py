@@ -8,7 +8,7 @@ import contextlib, math, warnings
 import numpy as np
 import torch
 from .core import (as_tensor, to_like, check_paired, TensorState, DEFAULT_MEMORY_BUDGET, _normalize, _owned, patch,
-                            check_seed, _check_budget)
+                            check_seed, _check_budget, torch_threads)
 
 # %% auto #0
 __all__ = ['TILE_COLS', 'TILE_BYTES', 'GROUP', 'NEGATIVE_RULES', 'INDEXES', 'ASIF_SIMILARITIES', 'topk_inner', 'sparse_weights',
@@ -152,10 +152,7 @@ def topk_inner(x, # (n, d) queries: torch tensor (its device is used) or numpy a
         for i in starts: work(i)
     else:                                # one block of query rows per thread, each single-threaded: no barrier per small op
         from concurrent.futures import ThreadPoolExecutor
-        try:
-            torch.set_num_threads(1)
-            with ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
-        finally: torch.set_num_threads(nt)
+        with torch_threads(1), ThreadPoolExecutor(min(w, len(starts))) as ex: list(ex.map(work, starts))
     return to_like(vals, was_numpy), to_like(idx, was_numpy)
 
 # %% ../nbs/13_asif.ipynb #6b8fc853
@@ -343,7 +340,7 @@ def _faiss_index(self:ASIF, side:str):
     else:
         nlist = self.nlist or max(1, min(K // 39, int(4 * math.sqrt(K))))
         idx = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-        idx.cp.seed = self.seed
+        idx.cp.seed = self.seed % 2**31        # FAISS takes a C int: every accepted seed maps into its range
         idx.train(A)
         idx.nprobe = min(self.nprobe, nlist)
     idx.add(A)

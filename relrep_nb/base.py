@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_base.ipynb #ad0c5915
 from __future__ import annotations
-import functools, hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, threading
+import functools, hashlib, importlib, inspect, io, os, stat, struct, sys, tempfile, threading, warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
@@ -246,11 +246,17 @@ def _not_fitted_error(msg:str) -> NotFittedError:
     return _NOT_FITTED[0](msg)
 
 # %% ../nbs/00a_base.ipynb #a60d0e02
-_FITTING = threading.local()   # ids of the estimators whose `fit` runs in this thread
+_FITTING, _CHECKING = threading.local(), threading.local()   # ids of the estimators whose `fit` / data method runs in this thread
+
+def _first_param(f) -> str|None:
+    "The name of `f`'s first parameter after `self` (the data argument)."
+    ps = list(inspect.signature(f).parameters)[1:2]
+    return ps[0] if ps else None
 
 def _starts_fit(fit):
-    "`fit` that first forgets the previous fit (`Estimator._start_fit`); an inner `fit` of the same object (`super().fit`) does not."
+    "`fit` that first forgets the previous fit (`Estimator._start_fit`) and records the data's column names; an inner `fit` of the same object (`super().fit`) does neither."
     if not inspect.isfunction(fit) or getattr(fit, '_starts_fit', False): return fit
+    first = _first_param(fit)
     @functools.wraps(fit)
     def fit_(self, *args, **kwargs):
         active = _FITTING.__dict__.setdefault('ids', set())
@@ -258,17 +264,39 @@ def _starts_fit(fit):
         active.add(id(self))
         try:
             self._start_fit()
+            self._record_feature_names(args[0] if args else kwargs.get(first))
             return fit(self, *args, **kwargs)
         finally: active.discard(id(self))
     fit_._starts_fit = True
     return fit_
 
+def _checks_names(method):
+    "`method` (e.g. `transform`) that first compares its data argument's columns with `feature_names_in_`; inner calls on the same object do not."
+    if not inspect.isfunction(method) or getattr(method, '_checks_names', False): return method
+    first = _first_param(method)
+    @functools.wraps(method)
+    def method_(self, *args, **kwargs):
+        active = _CHECKING.__dict__.setdefault('ids', set())
+        if id(self) in active or not hasattr(self, self._fitted_attr): return method(self, *args, **kwargs)
+        self._check_feature_names(args[0] if args else kwargs.get(first), first or 'x')
+        active.add(id(self))
+        try: return method(self, *args, **kwargs)
+        finally: active.discard(id(self))
+    method_._checks_names = True
+    return method_
+
+# %% ../nbs/00a_base.ipynb #da2f15b1
+def _wrapped(cls, name:str, value):
+    return _starts_fit(value) if name == 'fit' else _checks_names(value) if name in getattr(cls, '_x_methods', ()) else value
+
 class _EstimatorType(type):
-    "The estimators' metaclass: every `fit` (in a class body, `@patch`ed, or assigned later) starts with `_start_fit`."
+    "The estimators' metaclass: every `fit` (in a class body, `@patch`ed, or assigned later) starts with `_start_fit`; every data method (`_x_methods`) checks column names first."
     def __init__(cls, name, bases, ns, **kw):
         super().__init__(name, bases, ns)
-        if 'fit' in ns: type.__setattr__(cls, 'fit', _starts_fit(ns['fit']))
-    def __setattr__(cls, name, value): super().__setattr__(name, _starts_fit(value) if name == 'fit' else value)
+        for k, v in ns.items():
+            w = _wrapped(cls, k, v)
+            if w is not v: type.__setattr__(cls, k, w)
+    def __setattr__(cls, name, value): super().__setattr__(name, _wrapped(cls, name, value))
 
 # %% ../nbs/00a_base.ipynb #3687196f
 _KNOWN = dict(RelativeProjector='relrep_nb.core', ProductProjector='relrep_nb.product', RobustProjector='relrep_nb.robust',
@@ -286,6 +314,7 @@ class Estimator(metaclass=_EstimatorType):
     """
     _fitted_attr = 'n_features_in_' # the attribute whose presence means "fitted"
     _fit_hint = '.fit(x)' # how to fit, for the not-fitted message
+    _x_methods = ('transform',) # methods whose data argument must have the columns `fit` saw (`feature_names_in_`)
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw); _REGISTRY[cls.__name__] = cls
@@ -385,14 +414,55 @@ def fit_transform(self:Estimator, X, y=None, **fit_params):
     "`fit(X, y, **fit_params)`, then `transform(X)`."
     return (self.fit(X, **fit_params) if y is None else self.fit(X, y, **fit_params)).transform(X)
 
+# %% ../nbs/00a_base.ipynb #ce2cf864
+def _column_names(X) -> np.ndarray|None:
+    """The column names of a DataFrame `X` as an object array when every one is a string (scikit-learn's rule), else None.
+
+    >>> import pandas as pd; _column_names(pd.DataFrame([[1, 2]], columns=['a', 'b'])), _column_names(np.ones((1, 2)))
+    (array(['a', 'b'], dtype=object), None)
+    """
+    cols = getattr(X, 'columns', None)
+    if cols is None or isinstance(X, (np.ndarray, torch.Tensor)): return None
+    names = np.asarray(list(cols), dtype=object)
+    return names if len(names) and all(isinstance(c, str) for c in names) else None
+
+def _listed(names, most:int=8) -> str:
+    return '[' + ', '.join(repr(str(n)) for n in names[:most]) + (', ...' if len(names) > most else '') + ']'
+
+def _bullets(names, most:int=5) -> str:
+    return ''.join(f"- {n}\n" for n in names[:most]) + ("- ...\n" if len(names) > most else '')
+
+@patch
+def _record_feature_names(self:Estimator, X):
+    "At `fit`: keep `X`'s column names as `feature_names_in_` (when the class checks them in a data method)."
+    names = _column_names(X)
+    if names is not None and any(callable(getattr(type(self), m, None)) for m in self._x_methods): self.feature_names_in_ = names
+
+@patch
+def _check_feature_names(self:Estimator, X, name:str='x'):
+    "Refuse columns other than those `fit` saw, or in another order (scikit-learn's rule and wording); warn when only one side has names."
+    fitted, got, cls = getattr(self, 'feature_names_in_', None), _column_names(X), type(self).__name__
+    if fitted is None and got is None: return
+    if fitted is None: return warnings.warn(f"X has feature names, but {cls} was fitted without feature names", stacklevel=3)
+    if got is None: return warnings.warn(f"X does not have valid feature names, but {cls} was fitted with feature names", stacklevel=3)
+    if len(fitted) == len(got) and bool((fitted == got).all()): return
+    unseen, missing = sorted(set(got) - set(fitted)), sorted(set(fitted) - set(got))
+    msg = "The feature names should match those that were passed during fit.\n"
+    if unseen: msg += "Feature names unseen at fit time:\n" + _bullets(unseen)
+    if missing: msg += "Feature names seen at fit time, yet now missing:\n" + _bullets(missing)
+    if not unseen and not missing: msg += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(msg + f"(`{name}` has the columns {_listed(got)}; {cls} was fitted on {_listed(fitted)})")
+
 # %% ../nbs/00a_base.ipynb #b3c8fe0c
 def _fitted_tensors(est) -> dict:
     return {k: v for k, v in vars(est).items() if k.endswith('_') and not k.startswith('_') and isinstance(v, torch.Tensor)}
 
 def _fitted_plain(est) -> dict:
-    "Fitted attributes (`*_`) that are plain scalars or strings, e.g. `n_features_in_`."
-    return {k: v for k, v in vars(est).items() if k.endswith('_') and not k.startswith('_')
-            and isinstance(v, (bool, int, float, str, np.generic))}
+    "Fitted attributes (`*_`) that are plain scalars or strings, e.g. `n_features_in_`, and `feature_names_in_` as a list."
+    out = {k: v for k, v in vars(est).items() if k.endswith('_') and not k.startswith('_')
+           and isinstance(v, (bool, int, float, str, np.generic))}
+    if vars(est).get('feature_names_in_') is not None: out['feature_names_in_'] = [str(n) for n in est.feature_names_in_]
+    return out
 
 def _validate_loaded(est):
     "Run the estimator's own parameter checks (`_validate_params`) on a configuration read from a file."
@@ -403,6 +473,12 @@ def _validate_loaded(est):
     for k, v in _fitted_tensors(est).items():
         if v.is_floating_point() and not bool(torch.isfinite(v).all()):
             raise ValueError(f"the saved {type(est).__name__} has non-finite values in `{k}`")
+    names = vars(est).get('feature_names_in_')
+    if names is not None:                 # saved as a list of strings, one per feature
+        if (not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names)
+                or len(names) != getattr(est, 'n_features_in_', len(names))):
+            raise ValueError(f"the saved {type(est).__name__} has an invalid `feature_names_in_`")
+        est.feature_names_in_ = np.asarray(names, dtype=object)
 
 # %% ../nbs/00a_base.ipynb #88beab30
 class TensorState(Estimator):

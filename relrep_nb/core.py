@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59b5253b
 from __future__ import annotations
-import contextlib, copy, functools, importlib, inspect, math, os, warnings
+import contextlib, copy, functools, importlib, inspect, math, os, threading, warnings
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
@@ -27,6 +27,30 @@ def _all_finite(t:torch.Tensor) -> bool:
     unlike `isfinite(t).all()` it allocates no mask), the exact check only when the sum is not finite (e.g. it overflowed)."""
     return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
+# %% ../nbs/00_core.ipynb #d7fab4ed
+def _is_pandas(x) -> bool: return type(x).__module__.split('.')[0] == 'pandas' and getattr(x, 'ndim', 0) in (1, 2)
+
+def _from_pandas(x, name:str) -> np.ndarray:
+    """A pandas DataFrame or Series as a numeric numpy array (nullable and categorical numbers as floats); a `TypeError`
+    naming `name` and the column for dates, text and other non-numbers, a `ValueError` for missing values (`pd.NA`, `None`)."""
+    if all(isinstance(dt, np.dtype) and dt.kind in 'biufc' for dt in (x.dtypes if x.ndim == 2 else [x.dtype])):
+        return np.asarray(x)                     # numpy-typed numbers: NaN/inf and complex values are as_tensor's checks
+    frame, dts = (x if x.ndim == 2 else x.to_frame()), []
+    for i, (c, dt) in enumerate(frame.dtypes.items()):
+        col, what = frame.iloc[:, i], f"a non-numeric column {c!r}" if x.ndim == 2 else "non-numeric values"
+        where = f" in column {c!r}" if x.ndim == 2 else ''
+        if isinstance(dt, np.dtype) and dt.kind in 'biufc': dts.append(dt); continue
+        if getattr(dt, 'kind', 'O') in 'mM':
+            raise TypeError(f"`{name}` has {what} ({dt}): relrep_nb computes on numbers; convert or drop it")
+        na = int(col.isna().sum())
+        if na: raise ValueError(f"`{name}` contains missing values (pd.NA or None){where}: {na} of {len(col)}; fill or drop them first")
+        try: np.asarray(col.to_numpy(), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` has {what} ({dt}, e.g. {col.iloc[0]!r}): relrep_nb computes on numbers; "
+                            f"encode or drop it") from None
+        dts.append(np.dtype(dt.numpy_dtype) if getattr(dt, 'kind', 'O') in 'biuf' and hasattr(dt, 'numpy_dtype') else np.dtype(np.float64))
+    return frame.to_numpy(dtype=np.result_type(*dts)) if x.ndim == 2 else x.to_numpy(dtype=dts[0])
+
 # %% ../nbs/00_core.ipynb #b2cb9baa
 class ComplexDataError(TypeError, ValueError):
     """Complex input: a `TypeError` (the package's rule for a wrong kind of value) and a `ValueError` (scikit-learn's).
@@ -46,7 +70,7 @@ def as_tensor(x, name:str='x', ndim:int|None=2, finite:bool=True) -> tuple[torch
             raise TypeError(f"`{name}` is a sparse {type(x).__name__}: relrep_nb needs dense data (call .toarray())")
         if x is None or isinstance(x, (str, bytes, dict, set)):
             raise TypeError(f"`{name}` must be a torch.Tensor, a numpy array or an array-like, got {type(x).__name__}")
-        x = np.asarray(x)                        # lists, tuples, pandas objects: numpy in, numpy out
+        x = _from_pandas(x, name) if _is_pandas(x) else np.asarray(x)   # lists, tuples, pandas objects: numpy in, numpy out
     was_numpy = isinstance(x, np.ndarray)
     if was_numpy:
         if x.dtype == object: x = x.astype(np.float64)   # numbers stored as objects; anything else raises numpy's TypeError
@@ -208,25 +232,57 @@ def check_float(v, # the value received
     return v
 
 # %% ../nbs/00_core.ipynb #32190917
+_THREADS = dict(lock=threading.Lock(), active=[], saved=None)   # blocks inside `torch_threads`, oldest first
+
+def _new_thread_torch_threads() -> int:
+    "torch's process-wide intra-op thread count, the one a new thread starts with (each thread keeps its own once set)."
+    out = []; t = threading.Thread(target=lambda: out.append(torch.get_num_threads())); t.start(); t.join()
+    return out[0]
+
+def _blas_control():
+    """threadpoolctl (None when not installed), with this thread made the one allowed to change OpenBLAS's process-wide
+    limit: threadpoolctl >= 3.8 ignores the other threads' changes, and `torch_threads` already serialises its own."""
+    try: import threadpoolctl
+    except ImportError: return None
+    clear = getattr(getattr(threadpoolctl, 'OpenBLASController', None), 'clear_controlling_thread', None)
+    if clear is not None: clear(force=True)
+    return threadpoolctl
+
+def _blas_limit(n:int):
+    "Limit the BLAS/OpenMP pools to `n` threads (threadpoolctl, when installed); the limiter can restore the earlier limits."
+    ctl = _blas_control()
+    return None if ctl is None else ctl.threadpool_limits(limits=n)
+
+# %% ../nbs/00_core.ipynb #6e192573
 @contextlib.contextmanager
 def torch_threads(n:int|None): # threads inside the block (torch and BLAS); None: leave the settings alone
     """Context manager: run the block with `n` torch (and BLAS) threads, restore the previous settings afterwards.
+    The limits are process-wide, so blocks that overlap (in several threads) share them: the newest block's `n` applies,
+    and the last block to end restores the settings from before the first.
 
     >>> with torch_threads(1): torch.get_num_threads()
     1
     """
     if n is None:
         yield; return
-    n = check_int(n, 'threads', min=1)
-    before = torch.get_num_threads()
-    try: from threadpoolctl import threadpool_limits
-    except ImportError: threadpool_limits = None
-    torch.set_num_threads(n)
-    try:
-        if threadpool_limits is None: yield
-        else:
-            with threadpool_limits(limits=n): yield
-    finally: torch.set_num_threads(before)
+    n, me, S = check_int(n, 'threads', min=1), object(), _THREADS
+    with S['lock']:
+        before = torch.get_num_threads()
+        if not S['active']: S['saved'] = (_new_thread_torch_threads(), _blas_limit(n))
+        elif S['active'][-1][1] != n: _blas_limit(n)
+        S['active'].append((me, n)); torch.set_num_threads(n)
+    try: yield
+    finally:
+        with S['lock']:
+            current = S['active'][-1][1]
+            S['active'] = [e for e in S['active'] if e[0] is not me]
+            if S['active']:
+                torch.set_num_threads(before)
+                if S['active'][-1][1] != current: _blas_limit(S['active'][-1][1])
+            else:
+                (process, limiter), S['saved'] = S['saved'], None
+                torch.set_num_threads(process)   # this thread's count and the one new threads start with
+                if limiter is not None: _blas_control(); limiter.restore_original_limits()
 
 # %% ../nbs/00_core.ipynb #ad13f0dc
 @dataclass

@@ -32,7 +32,7 @@ def check_subjects(xs, # (S, T, D) array/tensor, or a list of S (T, D_s) arrays 
     out = []
     for s, x in enumerate(xs):
         t, _ = as_tensor(x.detach().cpu() if isinstance(x, torch.Tensor) else np.asarray(x), f'{name}[{s}]')
-        out.append(t.numpy().astype(np.float32, copy=False))
+        out.append(t.to(torch.float32).numpy())   # float16/bfloat16 (numpy has no bfloat16) and float64 alike
     lengths = sorted({len(x) for x in out})
     if len(lengths) > 1:
         raise ValueError(f"subjects of `{name}` have different lengths {[len(x) for x in out]}: "
@@ -230,7 +230,8 @@ def _fit_encoder(self, x, train, y, s) -> dict:
         m = x[train].mean(0); v = np.linalg.svd(x[train] - m, full_matrices=False)[2]
         return dict(mean=torch.from_numpy(m), components=torch.from_numpy(v[:min(self.n_components, len(v))].copy()))
     classes, yi = np.unique(y[train], return_inverse=True)           # any label values: one output per distinct label
-    net = MLP(x.shape[1], len(classes), hidden=tuple(self.hidden), dropout=self.dropout, seed=self.seed * 1000 + s)
+    net = MLP(x.shape[1], len(classes), hidden=tuple(self.hidden), dropout=self.dropout,
+              seed=(self.seed * 1000 + s) % 2**63)   # one seed per subject, in range for every accepted `seed`
     fit_model(net, (x[train], torch.as_tensor(yi.astype(np.int64))), loss='ce', epochs=self.epochs, lr=self.lr,
               weight_decay=self.weight_decay, batch_size=64, seed=self.seed, progress=False)
     return dict(shape=torch.tensor([x.shape[1], len(classes)]), **{f'w.{k}': v for k, v in net.state_dict().items()})

@@ -4,6 +4,7 @@
 
 # %% ../nbs/18_plot.ipynb #5e1800ca
 from __future__ import annotations
+import math
 import numpy as np, torch
 from .metrics import jaccard_at_k
 
@@ -11,8 +12,16 @@ from .metrics import jaccard_at_k
 __all__ = ['neighbourhood_agreement', 'similarity_heatmap', 'alignment_scatter', 'coupling_plot']
 
 # %% ../nbs/18_plot.ipynb #4310ae47
+_MAX_DENSE = 50_000_000 # entries a sparse matrix may have to be drawn (as a dense image of float64: 400 MB)
+
 def _numpy(a, name:str, ndim:int=2) -> np.ndarray:
-    "`a` (tensor, array, array-like, or an object with `__array__` such as a `Coupling`) as a float numpy array."
+    "`a` (tensor, array, array-like, a scipy or torch sparse matrix, or an object with `__array__` such as a `Coupling`) as a float numpy array."
+    sparse = isinstance(a, torch.Tensor) and a.layout != torch.strided or type(a).__module__.startswith('scipy.sparse')
+    if sparse:
+        if math.prod(a.shape) > _MAX_DENSE:
+            raise ValueError(f"`{name}` is a sparse {' x '.join(map(str, a.shape))} matrix: drawing it needs it dense "
+                             f"(more than {_MAX_DENSE:,} entries); plot a block of it, e.g. `{name}[:2000, :2000]`")
+        a = a.to_dense() if isinstance(a, torch.Tensor) else a.toarray()
     a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
     if a.ndim != ndim: raise ValueError(f"`{name}` must be {ndim}-D, got shape {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
@@ -161,7 +170,7 @@ def alignment_scatter(x, # (n, d) first space
     return ax
 
 # %% ../nbs/18_plot.ipynb #7007ba68
-def coupling_plot(P, # (n, m) transport plan: array, tensor or a `relrep_nb.ot.Coupling` (anything `np.asarray` makes dense)
+def coupling_plot(P, # (n, m) transport plan: array, tensor, sparse matrix or a `relrep_nb.ot.Coupling` (anything `np.asarray` makes dense)
                   labels_x=None, # (n,) labels of the rows: grouped, with `labels_y` the title gives the mass within classes
                   labels_y=None, # (m,) labels of the columns
                   log:bool=False, # logarithmic colour scale (plans are often peaked)

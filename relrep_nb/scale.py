@@ -182,19 +182,47 @@ def _write_block(block, dest:str, block_info=None) -> np.ndarray:
     z[start:start + len(block)] = block
     return np.full((1, 1), len(block), dtype=np.int64)
 
-def _check_apart(source:Path, dest:Path):
+def _check_apart(source:Path, dest:Path, what:str='`source`'):
     "Refuse a `dest` that is `source`, holds it or lies inside it: overwriting it would erase the input being read."
     s, d = source.resolve(), dest.resolve()
     if s == d or s.is_relative_to(d) or d.is_relative_to(s):
-        raise ValueError(f"`dest` {dest} is, contains or lies inside `source` {source}: writing it would erase the "
+        raise ValueError(f"`dest` {dest} is, contains or lies inside {what} {source}: writing it would erase the "
                          f"rows being projected; choose a path outside the source")
 
+
+# %% ../nbs/08_scale.ipynb #8274e75c
+def _local_paths(obj) -> list:
+    "The local files or folders an array object of a dask graph reads: a zarr array's store, an `NpyRows` file, a memmap's file."
+    if isinstance(obj, NpyRows): return [Path(obj.path)]
+    if isinstance(obj, np.memmap): return [Path(obj.filename)] if obj.filename else []
+    sp = getattr(obj, 'store_path', None)                        # zarr 3: the store's folder and the path inside it
+    root = getattr(getattr(sp, 'store', None), 'root', None)
+    if root is not None: return [Path(root) / sp.path] if sp.path else [Path(root)]
+    path = getattr(getattr(obj, 'store', None), 'path', None)     # zarr 2: a DirectoryStore
+    return [Path(path)] if isinstance(path, (str, os.PathLike)) else []
+
+def _graph_objects(v, depth:int=0):
+    "`v` and what it holds: a task's arguments, containers (a few levels deep)."
+    yield v
+    if depth > 6: return
+    if isinstance(v, (tuple, list, set, frozenset)): parts = v
+    elif isinstance(v, dict): parts = v.values()
+    elif type(v).__module__.startswith('dask.'): parts = [getattr(v, a, None) for a in ('args', 'kwargs', 'value')]
+    else: return
+    for p in parts:
+        if p is not None: yield from _graph_objects(p, depth + 1)
+
+def _check_graph_apart(x, dest:Path):
+    "Refuse a dask-array `source` whose graph reads a store or file at `dest`, holding it or inside it (before anything is written)."
+    for v in dict(x.__dask_graph__()).values():
+        for obj in _graph_objects(v):
+            for p in _local_paths(obj): _check_apart(p, dest, 'a store the dask array `source` reads,')
 
 # %% ../nbs/08_scale.ipynb #ca5062fd
 def _run_writes(tasks, rows_of, client, scheduler, progress:bool, desc:str):
     "Compute the write tasks with a tqdm bar counting rows; returns the number of rows written."
-    from relrep_nb.base import progress
-    bar, done = progress(total=sum(rows_of), unit='row', unit_scale=True, desc=desc, disable=not progress), 0
+    from relrep_nb.base import progress as _bar     # not `progress`: that name is the flag
+    bar, done = _bar(total=sum(rows_of), unit='row', unit_scale=True, desc=desc, disable=not progress), 0
     try:
         if client is not None:
             from distributed import as_completed
@@ -238,7 +266,8 @@ def project_to_zarr(fitted, # a fitted estimator with `transform` (e.g. `Relativ
     (10, (10, 3), 3, (10, 3))
     """
     da, dask = require_scale('dask.array', 'dask')
-    if not isinstance(source, da.Array): _check_apart(Path(source), Path(dest))   # before anything is opened
+    if isinstance(source, da.Array): _check_graph_apart(source, Path(dest))   # a source built on `dest` (open_embeddings)
+    else: _check_apart(Path(source), Path(dest))   # before anything is opened
     x = source if isinstance(source, da.Array) else open_embeddings(source, chunk_rows)
     if x.ndim != 2: raise ValueError(f"`source` must hold 2-D rows (n, d), got shape {x.shape}")
     if chunk_rows is not None: check_int(chunk_rows, 'chunk_rows', min=1)
@@ -310,14 +339,14 @@ def _write_cache(encoder, items, emb:np.ndarray):
 def _encode_on_cluster(spec, items, client, chunk_size:int, batch_size:int, threads, progress:bool, desc:str) -> np.ndarray:
     "Map `_encode_chunk` over chunks of `items` on `client`; the (n, dim) float32 result in item order."
     from distributed import as_completed
-    from relrep_nb.base import progress
+    from relrep_nb.base import progress as _bar     # not `progress`: that name is the flag
     n = len(items)
     starts = list(range(0, n, chunk_size))
     futs = client.map(_encode_chunk, [items[s:s + chunk_size] for s in starts], spec=spec, per_pass=batch_size,
                       threads=threads, pure=False)
     where = {f.key: s for f, s in zip(futs, starts)}
     out = None
-    with progress(total=n, unit='item', unit_scale=True, desc=desc, disable=not progress) as bar:
+    with _bar(total=n, unit='item', unit_scale=True, desc=desc, disable=not progress) as bar:
         try:
             for fut, emb in as_completed(futs, with_results=True):
                 if out is None: out = np.empty((n, emb.shape[1]), dtype=np.float32)
