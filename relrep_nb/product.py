@@ -15,7 +15,8 @@ from .base import _fitted_tensors, _fitted_plain
 
 # %% auto #0
 __all__ = ['SPACES', 'AGGREGATIONS', 'ProductProjector', 'Aggregation', 'Concat', 'MLPSum', 'SelfAttention', 'MLPSelfAttention',
-           'make_aggregation', 'ProductDecoder', 'freeze_except', 'freeze_except_blending', 'fit_decoder', 'accuracy']
+           'MLPSumAuthors', 'SelfAttentionAuthors', 'make_aggregation', 'ProductDecoder', 'freeze_except',
+           'freeze_except_blending', 'fit_decoder', 'accuracy']
 
 # %% ../nbs/11_invariances.ipynb #87e6856b
 SPACES = ('cosine', 'euclidean', 'l1', 'linf') # the four similarities of the paper
@@ -123,6 +124,7 @@ class Aggregation(nn.Module):
     (4, [])
     """
     blending: tuple = ()
+    keeps_width: bool = False   # True: the output width follows `n_anchors` (no `out_dim` argument)
     def __init__(self,
                  n_spaces:int, # S, the number of relative spaces
                  n_anchors:int): # k, the number of anchors of every space
@@ -147,6 +149,7 @@ class Concat(Aggregation):
     >>> Concat(4, 6)(torch.randn(5, 4, 6)).shape
     torch.Size([5, 24])
     """
+    keeps_width = True
     def __init__(self, n_spaces:int, # S
                  n_anchors:int): # k
         super().__init__(n_spaces, n_anchors)
@@ -197,7 +200,9 @@ class SelfAttention(Aggregation):
         h = self._embed(self._check(r))                                  # (n, S, d)
         att = torch.softmax(self.q(h) @ self.k(h).transpose(1, 2) / math.sqrt(self.out_dim), -1)  # (n, S, S)
         self.attention_ = att.detach()
-        return (att @ self.v(h)).mean(1)
+        return self._blend(att @ self.v(h))
+
+    def _blend(self, a): return a.mean(1)              # (n, S, d) -> (n, d)
 
     def space_weights(self) -> torch.Tensor:
         "Weight of each space in the output (attention averaged over queries and the last batch), shape (S,)."
@@ -221,19 +226,55 @@ class MLPSelfAttention(SelfAttention):
 
     def _embed(self, r): return torch.stack([m(r[:, i]) for i, m in enumerate(self.mlps)], 1)
 
+# %% ../nbs/11_invariances.ipynb #c61a7e02
+class MLPSumAuthors(MLPSum):
+    """The authors' MLP+Sum: per space LayerNorm -> Linear(k, k) -> Tanh (own weights per space), summed: `(n, k)`.
+
+    >>> MLPSumAuthors(4, 6)(torch.randn(5, 4, 6)).shape
+    torch.Size([5, 6])
+    """
+    keeps_width = True
+    def __init__(self, n_spaces:int, # S
+                 n_anchors:int): # k, also the width of every space's embedding and of the output
+        super().__init__(n_spaces, n_anchors, out_dim=n_anchors)
+
+
+# %% ../nbs/11_invariances.ipynb #c61a7e03
+class SelfAttentionAuthors(SelfAttention):
+    """The authors' SelfAttention: a LayerNorm per space, single-head attention over the S spaces (Q, K, V: k -> k)
+    with an output projection (k -> k), summed over spaces: `(n, k)`.
+
+    >>> SelfAttentionAuthors(4, 6)(torch.randn(5, 4, 6)).shape
+    torch.Size([5, 6])
+    """
+    keeps_width = True
+    def __init__(self, n_spaces:int, # S
+                 n_anchors:int): # k, also the width of queries, keys, values and output
+        Aggregation.__init__(self, n_spaces, n_anchors)
+        self.out_dim = self.n_anchors
+        self.norms = nn.ModuleList(nn.LayerNorm(self.n_anchors) for _ in range(self.n_spaces))
+        self._qkv(self.n_anchors)
+        self.out = nn.Linear(self.n_anchors, self.n_anchors)
+
+    def _embed(self, r): return torch.stack([m(r[:, i]) for i, m in enumerate(self.norms)], 1)
+    def _blend(self, a): return self.out(a).sum(1)
+
+
 # %% ../nbs/11_invariances.ipynb #820d73cc
-AGGREGATIONS = {'concat': Concat, 'mlp_sum': MLPSum, 'self_attention': SelfAttention, 'mlp_self_attention': MLPSelfAttention}
+AGGREGATIONS = {'concat': Concat, 'mlp_sum': MLPSum, 'self_attention': SelfAttention, 'mlp_self_attention': MLPSelfAttention,
+                'mlp_sum_authors': MLPSumAuthors, 'self_attention_authors': SelfAttentionAuthors} # ours, then the authors' two
 
 def make_aggregation(name:str, # a key of `AGGREGATIONS`
                      n_spaces:int, n_anchors:int, # S and k
-                     out_dim:int=128) -> Aggregation: # width (ignored by "concat")
+                     out_dim:int=128) -> Aggregation: # width (ignored where the width follows k: concat, the authors')
     """The aggregation called `name`.
 
     >>> make_aggregation('mlp_sum', 4, 6, out_dim=8).out_dim
     8
     """
     check_choice(name, 'aggregation', AGGREGATIONS)
-    return Concat(n_spaces, n_anchors) if name == 'concat' else AGGREGATIONS[name](n_spaces, n_anchors, out_dim)
+    cls = AGGREGATIONS[name]
+    return cls(n_spaces, n_anchors) if cls.keeps_width else cls(n_spaces, n_anchors, out_dim)
 
 # %% ../nbs/11_invariances.ipynb #1c857b2f
 class ProductDecoder(nn.Module):
