@@ -143,10 +143,13 @@ def test_vision_claim_cells_are_pretrained(monkeypatch):
     fake = lambda names, n=10: ({k: np.full((n, 3), i, np.float32) for i, k in enumerate(names)}, np.arange(n) % 2)
     monkeypatch.setattr(inv, 'vision_embeddings', lambda n, variants, cnn_seeds, cnn_train:
                         fake([f'efficientnet-lite{v}' for v in variants] + [f'cnn seed {s}' for s in cnn_seeds]))
-    monkeypatch.setattr(inv, 'text_embeddings', lambda n, encoders: fake(encoders))
+    conventions = []   # the text encoders' `normalize` of each call: the claim cells' first, then the extra row's
+    monkeypatch.setattr(inv, 'text_embeddings', lambda n, encoders, normalize: conventions.append(normalize) or fake(encoders))
     monkeypatch.setattr(inv, 'gcn_embeddings', lambda seeds: fake([f'gcn seed {s}' for s in seeds]))
-    embs, cnn = inv._embeddings(inv.SIZES['quick'])
+    embs, cnn, text_mix = inv._embeddings(inv.SIZES['quick'])
     assert list(embs['vision: fashion-mnist'][0]) == ['efficientnet-lite0', 'efficientnet-lite1'] and list(cnn) == ['cnn seed 0']
+    assert conventions == [False, None] and list(text_mix[0]) == list(embs['text'][0])   # one convention; the packaged mix apart
     t = _tables()
-    extra = t | dict(cnn_stitching=t['stitching'].assign(modality=inv.CNN_ROW, accuracy=0.))
+    extra = t | dict(cnn_stitching=t['stitching'].assign(modality=inv.CNN_ROW, accuracy=0.),
+                     text_mix_stitching=t['stitching'].assign(modality=inv.TEXT_MIX_ROW, accuracy=0.))
     assert [c.to_dict() for c in inv.claims(extra)] == [c.to_dict() for c in inv.claims(t)]

@@ -23,7 +23,7 @@ from ..product import SPACES, AGGREGATIONS, ProductProjector, ProductDecoder, fi
 from ..product import freeze_except, freeze_except_blending
 
 # %% auto #0
-__all__ = ['PAPER_PROTOCOL', 'SIZES', 'SWEEP_PAIR', 'CNN_ROW', 'STITCH_AGGREGATIONS', 'CELL', 'text_embeddings',
+__all__ = ['PAPER_PROTOCOL', 'SIZES', 'SWEEP_PAIR', 'CNN_ROW', 'STITCH_AGGREGATIONS', 'TEXT_MIX_ROW', 'CELL', 'text_embeddings',
            'vision_embeddings', 'split_and_project', 'validation_rows', 'stitching_runs', 'mean_se',
            'normalisation_rows', 'extra_encoder_rows', 'anchor_sweep', 'projection_cka', 'train_small_ae',
            'cross_seed_pearson', 'product_reconstruction_stitching', 'hardest_pair', 'qkv_vs_head', 'planted_partition',
@@ -35,11 +35,13 @@ PAPER_PROTOCOL = dict(n_anchors=1280, seeds=(0, 1, 2), width=128, epochs=10, tra
 # %% ../../nbs/11a_invariances_experiments.ipynb #edd08669
 def text_embeddings(n:int=3000, # fortunes (stratified over the 16 topics)
                     encoders:Sequence=('wordllama', 'paraphrase-MiniLM-L3-v2', 'all-MiniLM-L6-v2'), # text encoders
-                    seed:int=0) -> tuple: # seed of the subset draw
+                    seed:int=0, # seed of the subset draw
+                    normalize:bool|None=False) -> tuple: # every encoder's pooled output (False), all L2-normalised (True), or each as packaged (None)
     "Cached sentence embeddings of `n` fortunes: ({encoder: (n, d) float32}, labels (n,))."
     df = load_fortunes(FORTUNE_TOPICS, max_chars=300, n=n, seed=seed)
     y = pd.factorize(df.label, sort=True)[0]
-    embs = {e: np.asarray(cached_encode(get_encoder(e), list(df.text), progress=False), dtype=np.float32) for e in encoders}
+    kw = {} if normalize is None else dict(normalize=normalize)   # the encoders' own option: sentence-transformers' Normalize or not
+    embs = {e: np.asarray(cached_encode(get_encoder(e, **kw), list(df.text), progress=False), dtype=np.float32) for e in encoders}
     return embs, y
 
 # %% ../../nbs/11a_invariances_experiments.ipynb #413ab5d4
@@ -393,12 +395,12 @@ def _subset(embs:dict, y, n:int) -> tuple:
     return {k: v[keep] for k, v in embs.items()}, np.asarray(y)[keep]
 
 def _embeddings(z:dict) -> tuple:
-    """The claim cells' {modality: (embeddings, labels)} (text: a seeded subset of 3000 fortunes; Fashion-MNIST: of 2000
-    images, pretrained encoders only; the graph) and the CNNs' {encoder: embeddings} of the same images (the extra row)."""
+    """The claim cells' {modality: (embeddings, labels)} (text: a seeded subset of 3000 fortunes, pooled outputs; Fashion-MNIST:
+    of 2000 images, pretrained encoders only; the graph), the extra rows' CNNs {encoder: embeddings} and packaged text encoders."""
     ve, vy = _subset(*vision_embeddings(2000, variants=z['lite'], cnn_seeds=z['cnn_seeds'], cnn_train=z['cnn_train']), z['n_vision'])
     cnn = {k: ve.pop(k) for k in [k for k in ve if k.startswith('cnn seed')]}
-    return {'text': _subset(*text_embeddings(3000, encoders=z['text_encoders']), z['n_text']),
-            'vision: fashion-mnist': (ve, vy), 'graph': gcn_embeddings(seeds=z['gcn_seeds'])}, cnn
+    text = lambda norm: _subset(*text_embeddings(3000, encoders=z['text_encoders'], normalize=norm), z['n_text'])
+    return {'text': text(False), 'vision: fashion-mnist': (ve, vy), 'graph': gcn_embeddings(seeds=z['gcn_seeds'])}, cnn, text(None)
 
 def _stitching(data:dict) -> tuple:
     "Zero-shot stitching per projection (both MLP+Sums) and the aggregation ablation on the product: (stitching, aggregation)."
@@ -416,15 +418,20 @@ def _qkv(data:dict) -> dict:
     return dict(qkv=q.assign(modality=mod, source=src, target=tgt), qkv_validation=val, space_weights=w)
 
 # %% ../../nbs/11a_invariances_experiments.ipynb #52aa7cd6
+TEXT_MIX_ROW = 'text: encoders as packaged (extra row)' # `modality` of the extra row whose all-MiniLM-L6-v2 outputs are unit-norm
+
 def run(size:str='quick') -> dict: # "quick" or "full" (`SIZES`)
     "Run the chapter's experiments; return {table name: tidy DataFrame}."
     z, secs, t0 = SIZES[check_choice(size, 'size', SIZES)], {}, [time.process_time()]
     def lap(name): secs[name] = round(time.process_time() - t0[0], 1); t0[0] = time.process_time()
-    embs, cnn = _embeddings(z); lap('embeddings (CNN and GCN training)')
+    embs, cnn, text_mix = _embeddings(z); lap('embeddings (CNN and GCN training)')
     data = {m: split_and_project(e, y, n_anchors=z['n_anchors']) for m, (e, y) in embs.items()}
     out = dict(zip(('stitching', 'aggregation'), _stitching(data))); lap('stitching and aggregation')
     out['cnn_stitching'] = extra_encoder_rows(*embs['vision: fashion-mnist'], cnn, n_anchors=z['n_anchors'], modality=CNN_ROW)
     lap('extra row: CNNs trained here')
+    out['text_mix_stitching'] = stitching_runs(split_and_project(*text_mix, n_anchors=z['n_anchors']),
+                                               aggregations=('mlp_sum_authors',), modality=TEXT_MIX_ROW)
+    lap('extra row: text encoders as packaged')
     out['normalisations'] = normalisation_rows(embs, variants=z['variants'], n_anchors=z['n_anchors']); lap('extra normalisation rows')
     out |= _qkv(data); lap('qkv')
     m, src, tgt = SWEEP_PAIR
