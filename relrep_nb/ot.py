@@ -13,8 +13,8 @@ from scipy.sparse.csgraph import dijkstra
 from .core import as_tensor, to_like, chunk_rows, check_int, check_choice, check_float, patch, DEFAULT_MEMORY_BUDGET
 
 # %% auto #0
-__all__ = ['sinkhorn', 'sqeuclidean', 'mean_sqeuclidean', 'Coupling', 'EpsSchedule', 'gw_loss', 'rank_distances', 'knn_indices',
-           'graph_distances', 'knn_laplacian', 'double_center', 'dirichlet_energy']
+__all__ = ['sinkhorn', 'sqeuclidean', 'mean_sqeuclidean', 'Coupling', 'top_inner', 'SparseCoupling', 'EpsSchedule', 'gw_loss',
+           'rank_distances', 'knn_indices', 'graph_distances', 'knn_laplacian', 'double_center', 'dirichlet_energy']
 
 # %% ../nbs/03a_ot.ipynb #40d18024
 def _logsumexp(x:torch.Tensor, dim:int) -> torch.Tensor:
@@ -251,6 +251,123 @@ def barycentric(self:Coupling, target=None): # (m, d) values attached to the sec
     out = torch.empty((self.shape[0], *T.shape[1:]), dtype=self.ey.dtype, device=self.ex.device)
     for i, j, lp in self._blocks(): out[i:j] = torch.softmax(lp, 1) @ T
     return to_like(out, self.numpy)
+
+# %% ../nbs/03a_ot.ipynb #1b3a58ca
+def top_inner(q:torch.Tensor, # (n, d) queries
+              ref:torch.Tensor, # (m, d) candidates
+              k:int, # partners per query (at most m)
+              memory_budget:int|None=None, # bytes per block of scores (without FAISS)
+             ) -> torch.Tensor: # (n, k) indices into `ref`, largest inner product first
+    """Each row of `q`'s `k` largest inner products with the rows of `ref`: FAISS's exact search when installed, else blocks of `q @ ref.T`.
+
+    >>> top_inner(torch.tensor([[1., 0.], [0., 1.]]), torch.tensor([[2., 0.], [0., 3.], [1., 1.]]), 2).tolist()
+    [[0, 2], [1, 2]]
+    """
+    k = min(k, ref.shape[0])
+    try: import faiss
+    except ImportError: faiss = None
+    if faiss is not None:
+        index = faiss.IndexFlatIP(ref.shape[1]); index.add(np.ascontiguousarray(ref.detach().float().cpu().numpy()))
+        return torch.as_tensor(index.search(np.ascontiguousarray(q.detach().float().cpu().numpy()), k)[1], device=q.device)
+    rows = chunk_rows(q.shape[0], ref.shape[0] * ref.element_size(), memory_budget)
+    return torch.cat([(q[i:i + rows] @ ref.T).topk(k, 1).indices for i in range(0, q.shape[0], rows)])
+
+# %% ../nbs/03a_ot.ipynb #21378bf0
+@dataclass
+class SparseCoupling:
+    """An entropic OT plan between two large clouds kept row by row: each sample of the first cloud holds its `k` heaviest partners and their weights.
+
+    >>> g_ = torch.Generator().manual_seed(0); e = torch.randn(300, 3, generator=g_, dtype=torch.float64)
+    >>> cp = SparseCoupling.solve(e, e[torch.randperm(300, generator=g_)], 0.01, k=8, numpy=False)
+    >>> cp.shape, cp.idx.shape
+    ((300, 300), torch.Size([300, 8]))
+    """
+    idx: torch.Tensor # (n, k) partners of each first-cloud sample in the second cloud
+    w: torch.Tensor # (n, k) their weights within the row (each row sums to 1; the plan is w / n)
+    g: torch.Tensor # (m,) potential of the second cloud, in the cost's units
+    eps: float # entropic regularisation, relative to `scale`
+    scale: float # the mean squared distance between the clouds
+    n_iter: int = 0 # Sinkhorn iterations of the subsample solve
+    numpy: bool = True # return numpy arrays
+    model: object = field(default=None, repr=False, compare=False) # the fitted estimator whose embeddings these are, if any
+
+    @classmethod
+    def solve(cls, ex, ey, eps:float, **kw) -> SparseCoupling:
+        "Entropic OT on the squared Euclidean cost, relative to its mean, kept row-sparse (`_solve_sparse`: `k`, `n_sub`, `seed`, `n_iter`, `tol`, `memory_budget`, `numpy`)."
+        return _solve_sparse(cls, ex, ey, eps, **kw)
+
+    @property
+    def shape(self): return (self.idx.shape[0], self.g.shape[0])
+    def __repr__(self): return f"SparseCoupling({self.shape[0]}x{self.shape[1]}, {self.idx.shape[1]} per row, eps={self.eps:g})"
+
+# %% ../nbs/03a_ot.ipynb #4d326681
+def _solve_sparse(cls, ex, # (n, d) first cloud
+                  ey, # (m, d) second cloud
+                  eps:float, # entropic regularisation, relative to the mean squared distance between the clouds
+                  *,
+                  k:int=32, # partners kept per first-cloud sample
+                  n_sub:int=2048, # samples per side of the Sinkhorn solve that gives the potential
+                  seed:int=0, # seeds the subsamples
+                  n_iter:int=200, tol:float=1e-4, # the subsample solve's iterations at most and tolerance
+                  memory_budget:int|None=None, # bytes per block
+                  numpy:bool|None=None, # return numpy arrays; None: when `ex` is one
+                 ) -> SparseCoupling:
+    "`SparseCoupling.solve`: the second cloud's potential from a subsample solve, extended by its c-transform; each row's `k` heaviest entries."
+    tx, was_numpy = as_tensor(ex, 'ex'); ty, _ = as_tensor(ey, 'ey')
+    if tx.shape[1] != ty.shape[1]: raise ValueError(f"`ex` and `ey` must have the same width, got {tx.shape[1]} and {ty.shape[1]}")
+    check_float(eps, 'eps', 0, low_open=True); check_int(k, 'k', min=1); check_int(n_sub, 'n_sub', min=2)
+    tx, ty = tx.double(), ty.to(tx.device).double()
+    n, m = tx.shape[0], ty.shape[0]
+    scale = float(mean_sqeuclidean(tx, ty).clamp_min(1e-12))
+    rng = np.random.default_rng(seed)
+    sx, sy = (torch.as_tensor(np.sort(rng.choice(t.shape[0], min(t.shape[0], n_sub), replace=False)), device=tx.device) for t in (tx, ty))
+    xs, ys = tx[sx], ty[sy]
+    sub = Coupling.solve(xs, ys, eps * scale / float(mean_sqeuclidean(xs, ys).clamp_min(1e-12)), n_iter=n_iter, tol=tol, memory_budget=memory_budget, numpy=False)
+    E, F = eps * scale, sub.f * sub.scale                  # ε and the subsample's first potential in the cost's units
+    g, rows = torch.empty(m, dtype=tx.dtype, device=tx.device), chunk_rows(m, 3 * 8 * len(sx), memory_budget)
+    for i in range(0, m, rows):                            # c-transform: g(y) = -ε log mean_i exp((F_i - |x_i - y|²) / ε)
+        g[i:i + rows] = -E * (torch.logsumexp((F[None, :] - sqeuclidean(ty[i:i + rows], xs)) / E, 1) - math.log(len(sx)))
+    idx = top_inner(torch.cat([2 * tx, torch.ones_like(tx[:, :1])], 1), torch.cat([ty, (g - (ty * ty).sum(1))[:, None]], 1), k, memory_budget)
+    b = 4096                                               # rows' weights: a softmax over their k partners, in blocks
+    w = torch.cat([torch.softmax((g[idx[i:i + b]] - ((tx[i:i + b, None, :] - ty[idx[i:i + b]]) ** 2).sum(-1)) / E, 1) for i in range(0, n, b)])
+    return cls(idx, w, g, float(eps), scale, sub.n_iter, numpy=was_numpy if numpy is None else numpy)
+
+# %% ../nbs/03a_ot.ipynb #a0c0d2a3
+@patch
+def match(self:SparseCoupling):
+    "For each row of the first cloud, the index of its heaviest partner (n,)."
+    return to_like(self.idx.gather(1, self.w.argmax(1, keepdim=True))[:, 0], self.numpy)
+
+@patch
+def barycentric(self:SparseCoupling, target=None): # (m, d) values attached to the second cloud (required: the plan keeps no coordinates)
+    "Barycentric projection of the first cloud: each row's weights times `target`'s rows of its partners, (n, d), in blocks."
+    if target is None: raise ValueError("`target` is required: a SparseCoupling keeps no coordinates (pass the second cloud, or values attached to it)")
+    T = as_tensor(target, 'target')[0].to(self.w.device, self.w.dtype)
+    if T.shape[0] != self.shape[1]: raise ValueError(f"`target` has {T.shape[0]} rows, expected {self.shape[1]} (the second cloud)")
+    b = max(1, 2 ** 24 // max(1, self.idx.shape[1] * T[0].numel()))
+    out = torch.cat([(self.w[i:i + b, :, None] * T[self.idx[i:i + b]].reshape(*self.idx[i:i + b].shape, -1)).sum(1) for i in range(0, self.shape[0], b)])
+    return to_like(out.reshape(self.shape[0], *T.shape[1:]), self.numpy)
+
+@patch
+def column_mass(self:SparseCoupling):
+    "The plan's column sums times m (1 for every column of an exactly balanced plan), (m,)."
+    out = torch.zeros(self.shape[1], dtype=self.w.dtype, device=self.w.device).index_add_(0, self.idx.reshape(-1), self.w.reshape(-1))
+    return to_like(out * self.shape[1] / self.shape[0], self.numpy)
+
+@patch
+def to_scipy(self:SparseCoupling):
+    "The plan as a SciPy CSR matrix (n, m), total mass 1."
+    from scipy.sparse import csr_matrix
+    n, k = self.idx.shape
+    return csr_matrix(((self.w / n).reshape(-1).cpu().numpy(), self.idx.reshape(-1).cpu().numpy(), np.arange(0, n * k + 1, k)), shape=self.shape)
+
+@patch
+def dense(self:SparseCoupling):
+    "The (n, m) plan as one matrix (zeros off each row's partners); refuses beyond `DEFAULT_MEMORY_BUDGET`."
+    n, m = self.shape
+    if n * m * 8 > DEFAULT_MEMORY_BUDGET: raise ValueError(f"the plan is {n}x{m} ({n * m * 8 / 2**20:.0f} MiB dense): use .match(), .barycentric() or .to_scipy()")
+    P = torch.zeros(n, m, dtype=self.w.dtype, device=self.w.device).scatter_(1, self.idx, self.w / n)
+    return to_like(P, self.numpy)
 
 # %% ../nbs/03a_ot.ipynb #ccd6c99c
 @dataclass(frozen=True)
