@@ -10,12 +10,12 @@ import torch
 import torch.nn as nn
 from .core import as_tensor, to_like, chunk_rows, check_int, check_seed, check_choice, check_float, patch, TensorState
 from .base import Estimator, check_device, _build_matching
-from .ot import sinkhorn, Coupling, EpsSchedule, gw_loss, sqeuclidean, mean_sqeuclidean, double_center
+from .ot import sinkhorn, Coupling, SparseCoupling, EpsSchedule, gw_loss, sqeuclidean, mean_sqeuclidean, double_center
 from .ot import rank_distances, graph_distances, knn_laplacian, dirichlet_energy
 
 # %% auto #0
-__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'clustered_pair', 'FixedPoint', 'Direct', 'LearnedGW', 'coarse_plan',
-           'select_config', 'align_k', 'align']
+__all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'clustered_pair', 'unpaired_modalities', 'FixedPoint', 'Direct', 'LearnedGW',
+           'coarse_plan', 'select_config', 'align_k', 'align']
 
 # %% ../nbs/14_latent_gw.ipynb #12f2acc3
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -45,6 +45,29 @@ def clustered_pair(n:int=1000, # samples per side
     Q = torch.linalg.qr(torch.randn(d, d, generator=g))[0]
     y = x @ Q + noise * x.std() * torch.randn(n, d, generator=g)
     return x.numpy(), y.numpy(), lab.numpy()
+
+# %% ../nbs/14_latent_gw.ipynb #ea54987f
+def unpaired_modalities(n:int=2000, # cells per side
+                        seed:int=0, # seeds the cells drawn (the cell types and the map stay fixed)
+                        n_types:int=12, # cell types, of sizes proportional to 1, 2, ..., n_types
+                       ) -> tuple: # (x (n, 50), y (n, 30), types of x (n,), types of y (n,))
+    """A synthetic unpaired pair of modalities for benchmarks at any size: cell types in a 4-d layout inside 50-d (x), and independent cells of the same types under a fixed saturating map into 30-d (y).
+
+    >>> x, y, lx, ly = unpaired_modalities(1000, seed=0)
+    >>> x.shape, y.shape, int(lx.max()), bool(np.bincount(ly)[-1] > np.bincount(ly)[0])
+    ((1000, 50), (1000, 30), 11, True)
+    """
+    check_int(n, 'n', min=1); check_seed(seed, 'seed'); check_int(n_types, 'n_types', min=1)
+    g = torch.Generator().manual_seed(0)                                   # the cell types and the map are fixed
+    centers = (3 * torch.randn(n_types, 4, generator=g)) @ torch.linalg.qr(torch.randn(50, 4, generator=g))[0].T
+    W = torch.randn(50, 30, generator=g) / 50 ** 0.5
+    w = torch.arange(1, n_types + 1, dtype=torch.float64)
+    gs = torch.Generator().manual_seed(seed)
+    def cells():
+        lab = torch.multinomial(w / w.sum(), n, replacement=True, generator=gs)
+        return centers[lab] + 0.5 * torch.randn(n, 50, generator=gs), lab
+    (x, lx), (z, ly) = cells(), cells()
+    return x.numpy(), (4 * torch.tanh(z @ W / 4)).numpy(), lx.numpy(), ly.numpy()
 
 # %% ../nbs/14_latent_gw.ipynb #dfbbe1ad
 class FixedPoint(Estimator):
@@ -286,9 +309,11 @@ def _fixed_point_loss(a:torch.Tensor, b:torch.Tensor, G:torch.Tensor) -> torch.T
     "The fixed-point loss of the embeddings `a`, `b` against the target `G` (`_FixedPointLoss`)."
     return _FixedPointLoss.apply(a, b, G)
 
-def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool) -> torch.Tensor:
-    "Distances among the samples `idx`: from the geodesic matrix `G`, else Euclidean between `pts`; ranks, or divided by the maximum."
-    D = G.index_select(0, idx).index_select(1, idx) if G is not None else torch.cdist(pts, pts)
+def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool, k:int|None=None) -> torch.Tensor:
+    "Distances among the samples `idx` (points `pts`): from the geodesic matrix `G`; else geodesic on their own `k`-NN graph, or Euclidean when `k` is None; ranks, or divided by the maximum."
+    if G is not None: D = G.index_select(0, idx).index_select(1, idx)
+    elif k is not None: D = torch.as_tensor(graph_distances(pts, min(k, len(idx) - 1), normalize=False), dtype=pts.dtype, device=pts.device)
+    else: D = torch.cdist(pts, pts)
     return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
 
 def _gw_target(P:torch.Tensor, Dx:torch.Tensor, Dy:torch.Tensor) -> tuple:
@@ -320,6 +345,27 @@ def _direct_loss(self:LearnedGW, a, b, Dx, Dy, eps:float, init) -> tuple:
     P, _, pot = sinkhorn(self._schedule().relative(sqeuclidean(a, b)), eps, n_iter=o.n_iter, init=init, n_unroll=o.n_unroll)
     return gw_loss(P.to(Dx.dtype), Dx, Dy), pot.detach()
 
+# %% ../nbs/14_latent_gw.ipynb #c8094509
+_POOL = 8 # batches with geodesic distances on large data, shared by the restarts
+
+@patch
+def _draw(self:LearnedGW, prob:dict, rng:np.random.Generator) -> tuple:
+    "A minibatch of each side (all rows when the side fits in a batch) and its distances: (ix, iy, Dx, Dy)."
+    out = []
+    for s in ('x', 'y'):
+        m = len(prob[f'{s}s']); b = min(self.batch_size, m)
+        i = torch.as_tensor(rng.choice(m, b, replace=False) if b < m else np.arange(m), device=prob['xs'].device)
+        out.append((i, _batch_dists(prob[f'm{s}'][i], prob[f'G{s}'], i, self.rank, prob['k'])))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+@patch
+def _batch(self:LearnedGW, prob:dict, rng:np.random.Generator, plan:int) -> tuple:
+    "The minibatch of plan update `plan`: drawn by `rng`, or, where each batch needs its own kNN graph, one of `_POOL` batches every restart shares."
+    pool = prob.get('pool')
+    if pool is None: return self._draw(prob, rng)
+    if plan % _POOL not in pool: pool[plan % _POOL] = self._draw(prob, np.random.default_rng([int(self.seed), plan % _POOL]))
+    return pool[plan % _POOL]
+
 # %% ../nbs/14_latent_gw.ipynb #5789ffb3
 @patch
 def _run(self:LearnedGW, prob:dict, seed:int, bar=None, coarse:bool=False):
@@ -337,9 +383,8 @@ def _run(self:LearnedGW, prob:dict, seed:int, bar=None, coarse:bool=False):
         eps = sched(step, n)
         if step % (o.plan_every if fixed else 1) == 0:
             if not (full and step):                                            # a full batch is drawn once
-                ix, iy = (torch.as_tensor(rng.choice(m, b, replace=False) if b < m else np.arange(m), device=dev) for m, b in ((nx, bx), (ny, by)))
+                ix, iy, Dx, Dy = self._batch(prob, rng, step // (o.plan_every if fixed else 1))
                 xb, yb = prob['xs'][ix], prob['ys'][iy]
-                Dx, Dy = _batch_dists(prob['mx'][ix], prob['Gx'], ix, self.rank), _batch_dists(prob['my'][iy], prob['Gy'], iy, self.rank)
                 if reg > 0: L = knn_laplacian(Dx, self.k), knn_laplacian(Dy, self.k)
             if fixed and coarse and step == 0: G, loss = _coarse_target(Dx, Dy, o.coarse_start, seed)
             elif fixed: G, loss, pot = self._plan_target(f, g, xb, yb, Dx, Dy, eps, pot if full else None)
@@ -452,13 +497,14 @@ def _prepare(self:LearnedGW, x, y) -> dict:
     self.input_scale_x_, self.input_scale_y_ = _safe_scale(tx), _safe_scale(ty)        # huge or tiny inputs: squares stay finite
     tx, ty = tx / self.input_scale_x_, ty / self.input_scale_y_
     self._fit_stats(tx, ty)
-    p = dict(xs=self._preprocess(tx, 'x'), ys=self._preprocess(ty, 'y'), mx=self._metric_points(tx, 'x'), my=self._metric_points(ty, 'y'), Gx=None, Gy=None)
-    if self.metric == 'geodesic':
+    p = dict(xs=self._preprocess(tx, 'x'), ys=self._preprocess(ty, 'y'), mx=self._metric_points(tx, 'x'), my=self._metric_points(ty, 'y'), Gx=None, Gy=None, k=None)
+    if self.metric == 'geodesic' and max(len(tx), len(ty)) <= self.batch_size:     # small data: the whole graph, once
         p['Gx'], p['Gy'] = (torch.as_tensor(graph_distances(p[s], self.k, normalize=False), dtype=torch.float32, device=dev) for s in ('mx', 'my'))
+    elif self.metric == 'geodesic': p['k'], p['pool'] = self.k, {}     # larger: each batch's own graph, nothing n x n
     rs = np.random.default_rng(int(self.seed))          # restarts are compared on at most 2,048 samples per side
     for s, m in (('x', p['xs']), ('y', p['ys'])):
         p[f's{s}'] = torch.as_tensor(np.sort(rs.choice(len(m), min(len(m), 2048), replace=False)), device=dev)
-        p[f'S{s}'] = _batch_dists(p[f'm{s}'][p[f's{s}']], p[f'G{s}'], p[f's{s}'], self.rank)
+        p[f'S{s}'] = _batch_dists(p[f'm{s}'][p[f's{s}']], p[f'G{s}'], p[f's{s}'], self.rank, p['k'])
     return p
 
 # %% ../nbs/14_latent_gw.ipynb #63c99688
@@ -566,8 +612,9 @@ def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training
              n_iter:int=200, # Sinkhorn iterations at most
              tol:float=1e-4, # marginal error at which Sinkhorn stops
              memory_budget:int|None=None, # bytes per block of the cost matrix
-            ) -> Coupling:
-    """The plan between f(x) and g(y): one entropic OT solve in the common space, blockwise, no GW iterations.
+             knn:int|None=None, # keep each x's `knn` heaviest partners (`SparseCoupling`); None: the dense plan up to 2^24 pairs, 32 beyond
+            ) -> Coupling|SparseCoupling:
+    """The plan between f(x) and g(y): one entropic OT solve in the common space, blockwise (large data: row-sparse), no GW iterations.
 
     >>> x, y, _ = clustered_pair(40, d=4, seed=0)
     >>> LearnedGW(n_steps=2).fit(x, y).coupling(x[:30], y[:20]).shape
@@ -576,8 +623,14 @@ def coupling(self:LearnedGW, x, # (n, dx) first-domain samples, seen in training
     ex, ey = torch.as_tensor(self.embed_x(x)).double(), torch.as_tensor(self.embed_y(y)).double()
     e = self._schedule().end if eps is None else eps
     if not (isinstance(e, (int, float)) and e > 0 and math.isfinite(e)): raise ValueError(f"`eps` must be a finite number > 0, got {eps!r}")
-    cp = Coupling.solve(ex, ey, self._eps_in_mean_units(float(e), ex, ey, memory_budget), n_iter=n_iter, tol=tol,
-                        memory_budget=memory_budget, numpy=isinstance(x, np.ndarray))
+    if knn is not None: check_int(knn, 'knn', min=1)
+    if knn is None and len(ex) * len(ey) <= 2 ** 24:
+        cp = Coupling.solve(ex, ey, self._eps_in_mean_units(float(e), ex, ey, memory_budget), n_iter=n_iter, tol=tol,
+                            memory_budget=memory_budget, numpy=isinstance(x, np.ndarray))
+    else:                     # ε's unit measured on the subsample that gives the potential
+        rs = np.random.default_rng(0); sx, sy = (np.sort(rs.choice(len(t), min(len(t), 2048), replace=False)) for t in (ex, ey))
+        cp = SparseCoupling.solve(ex, ey, self._eps_in_mean_units(float(e), ex[sx], ey[sy], memory_budget), k=knn or 32, n_iter=n_iter,
+                                  tol=tol, memory_budget=memory_budget, numpy=isinstance(x, np.ndarray))
     cp.model = self
     return cp
 
@@ -673,8 +726,8 @@ def to(self:LearnedGW, device) -> LearnedGW:
     return self
 
 # %% ../nbs/14_latent_gw.ipynb #f426d987
-SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch, fixed-point steps, 3 restarts
-    normalize='l2', metric='geodesic', k=30, n_steps=300, batch_size=4096, lr=1e-2, n_restarts=3,
+SINGLECELL_CONFIG = dict( # LearnedGW settings for single-cell modalities: SCOT's geodesic distances, full batch up to 2,048 cells, fixed-point steps, 3 restarts
+    normalize='l2', metric='geodesic', k=30, n_steps=300, batch_size=2048, lr=1e-2, n_restarts=3,
     eps=EpsSchedule(10.0, 0.05, decay=0.5), objective=FixedPoint(plan_every=10, n_iter=100))
 
 ALIGN_CONFIG = {**SINGLECELL_CONFIG, 'eps': EpsSchedule(10.0, 0.02, decay=0.5), # what `align` fits: a sharper final plan, a plan every 20 steps, steps on 256 x 256 blocks, only the leader after 70 % of the steps, a coarse-started fourth restart
@@ -728,7 +781,7 @@ def align(adata_x, # AnnData of the first modality
           eps:float|None=None, # ε of the final plan (in the model's schedule's unit); its final value when None
           seed:int=0, # seed of the fitted model
           progress:bool|None=None, # progress bar of the fit
-          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k`); `objective__<name>` changes one setting of its objective
+          **kwargs, # LearnedGW settings on top of `ALIGN_CONFIG` (and k from `align_k` of the cells in a batch); `objective__<name>` changes one setting of its objective
          ) -> Coupling:
     """Fit (or reuse) a `LearnedGW` on two AnnData objects; write common coordinates to `.obsm[key_added]` of both; return the plan, whose `.model` is the fitted model.
 
@@ -747,7 +800,8 @@ def align(adata_x, # AnnData of the first modality
     if model is not None and kwargs: raise ValueError(f"pass either a fitted `model` or LearnedGW keyword arguments, not both ({sorted(kwargs)})")
     if model is None:          # nested keys (`objective__plan_every=10`) go to a copy of the objective, as in `set_params`
         flat = {k: v for k, v in kwargs.items() if '__' not in k}
-        model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(len(x), len(y)), 'seed': seed, 'progress': progress, **flat})
+        bs = flat.get('batch_size', ALIGN_CONFIG['batch_size'])      # the graph is a batch's on larger data: k by its size
+        model = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(min(len(x), bs), min(len(y), bs)), 'seed': seed, 'progress': progress, **flat})
         if 'eps' not in flat and model._objective().default_eps.unit != ALIGN_CONFIG['eps'].unit: model.eps = None   # Direct: its own ε
         o = model.objective
         if isinstance(o, (FixedPoint, Direct)): model.objective = type(o)(**o.get_params())
