@@ -10,12 +10,12 @@ import torch
 import torch.nn as nn
 from .core import as_tensor, to_like, chunk_rows, check_int, check_seed, check_choice, check_float, patch, TensorState
 from .base import Estimator, check_device, _build_matching
-from .ot import sinkhorn, Coupling, SparseCoupling, EpsSchedule, gw_loss, sqeuclidean, mean_sqeuclidean, double_center
+from .ot import sinkhorn, Coupling, SparseCoupling, EpsSchedule, sparse_rows, _sparse_potential, gw_loss, sqeuclidean, mean_sqeuclidean, double_center
 from .ot import rank_distances, graph_distances, knn_laplacian, dirichlet_energy
 
 # %% auto #0
 __all__ = ['SINGLECELL_CONFIG', 'ALIGN_CONFIG', 'clustered_pair', 'unpaired_modalities', 'FixedPoint', 'Direct', 'LearnedGW',
-           'coarse_plan', 'select_config', 'align_k', 'align']
+           'coarse_plan', 'select_config', 'align_k', 'align', 'Placement']
 
 # %% ../nbs/14_latent_gw.ipynb #12f2acc3
 def _check_side(v, name:str, min_rows:int=2) -> tuple[torch.Tensor, bool]:
@@ -309,13 +309,6 @@ def _fixed_point_loss(a:torch.Tensor, b:torch.Tensor, G:torch.Tensor) -> torch.T
     "The fixed-point loss of the embeddings `a`, `b` against the target `G` (`_FixedPointLoss`)."
     return _FixedPointLoss.apply(a, b, G)
 
-def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool, k:int|None=None) -> torch.Tensor:
-    "Distances among the samples `idx` (points `pts`): from the geodesic matrix `G`; else geodesic on their own `k`-NN graph, or Euclidean when `k` is None; ranks, or divided by the maximum."
-    if G is not None: D = G.index_select(0, idx).index_select(1, idx)
-    elif k is not None: D = torch.as_tensor(graph_distances(pts, min(k, len(idx) - 1), normalize=False), dtype=pts.dtype, device=pts.device)
-    else: D = torch.cdist(pts, pts)
-    return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
-
 def _gw_target(P:torch.Tensor, Dx:torch.Tensor, Dy:torch.Tensor) -> tuple:
     "(the fixed-point target: the double-centred GW gradient at `P`, of unit norm; the GW loss of `P`)."
     loss, M = gw_loss(P.to(Dx.dtype), Dx, Dy, gradient=True)
@@ -346,6 +339,13 @@ def _direct_loss(self:LearnedGW, a, b, Dx, Dy, eps:float, init) -> tuple:
     return gw_loss(P.to(Dx.dtype), Dx, Dy), pot.detach()
 
 # %% ../nbs/14_latent_gw.ipynb #c8094509
+def _batch_dists(pts:torch.Tensor, G:torch.Tensor|None, idx:torch.Tensor, rank:bool, k:int|None=None) -> torch.Tensor:
+    "Distances among the samples `idx` (points `pts`): from the geodesic matrix `G`; else geodesic on their own `k`-NN graph, or Euclidean when `k` is None; ranks, or divided by the maximum."
+    if G is not None: D = G.index_select(0, idx).index_select(1, idx)
+    elif k is not None: D = torch.as_tensor(graph_distances(pts, min(k, len(idx) - 1), normalize=False), dtype=pts.dtype, device=pts.device)
+    else: D = torch.cdist(pts, pts)
+    return rank_distances(D) if rank else D / D.max().clamp_min(1e-12)
+
 _POOL = 8 # batches with geodesic distances on large data, shared by the restarts
 
 @patch
@@ -814,3 +814,39 @@ def align(adata_x, # AnnData of the first modality
     adata_x.uns[key_added] = adata_y.uns[key_added] = dict(config={k: repr(v) for k, v in model.get_params(deep=False).items()},
                                                            coordinates='metric space of adata_y; adata_x carried onto it by the plan')
     return cp
+
+# %% ../nbs/14_latent_gw.ipynb #88b3f7e7
+class Placement:
+    """First-modality cells carried onto the second modality's coordinates, any block at a time: f(x), each cell's `knn` heaviest partners under the second side's fitted potential, the weighted mean of their coordinates.
+
+    >>> x, y, _ = clustered_pair(200, d=4, seed=0)
+    >>> pl = LearnedGW(n_steps=20, seed=0, progress=False).fit(x, y).placement(x, y)
+    >>> pl, pl.transform(x[:5]).shape
+    (Placement(200 target cells, 32 partners per cell), (5, 4))
+    """
+    def __init__(self, model, ey:torch.Tensor, g:torch.Tensor, E:float, target:torch.Tensor, knn:int, l2:bool):
+        self.model, self.ey, self.g, self.E, self.target, self.knn, self.l2 = model, ey, g, E, target, knn, l2
+    def __repr__(self): return f"Placement({len(self.g)} target cells, {self.knn} partners per cell)"
+
+    def transform(self, x): # (n, dx) first-modality cells, any of them
+        "Their coordinates in the second modality's space (n, dy), float32: numpy in, numpy out."
+        ex = torch.as_tensor(self.model.embed_x(x), device=self.ey.device).double()
+        idx, w = sparse_rows(ex, self.ey, self.g, self.E, self.knn)
+        z = torch.cat([(w[i:i + 4096, :, None] * self.target[idx[i:i + 4096]]).sum(1) for i in range(0, len(ex), 4096)])
+        if self.l2: z = z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)      # the mean on the sphere
+        return to_like(z.float(), isinstance(x, np.ndarray))
+
+@patch
+def placement(self:LearnedGW, x, # (n, dx) first-modality cells whose subsample gives the potential (all of them, or a sample)
+              y, # (m, dy) the second modality's cells: the targets
+              eps:float|None=None, # ε in the schedule's unit; its final value when None
+              knn:int=32, # partners per cell
+             ) -> Placement:
+    "What every chunk of a placement shares: the second side's embedding and potential (`SparseCoupling`'s, from the same subsamples) and its coordinates (`metric_space`)."
+    check_int(knn, 'knn', min=1)
+    ex, ey = torch.as_tensor(self.embed_x(x)).double(), torch.as_tensor(self.embed_y(y)).double()
+    rs = np.random.default_rng(0); sx, sy = (np.sort(rs.choice(len(t), min(len(t), 2048), replace=False)) for t in (ex, ey))
+    e = self._schedule().end if eps is None else check_float(eps, 'eps', 0, low_open=True)
+    g, E, _, _ = _sparse_potential(ex, ey, self._eps_in_mean_units(float(e), ex[sx], ey[sy]), 2048, 0, 200, 1e-4, None)
+    target = torch.as_tensor(np.asarray(self.metric_space(np.asarray(y, dtype=np.float32), 'y')), device=ey.device).double()
+    return Placement(self, ey, g, E, target, knn, self._preprocessing() == 'l2')

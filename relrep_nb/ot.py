@@ -13,8 +13,9 @@ from scipy.sparse.csgraph import dijkstra
 from .core import as_tensor, to_like, chunk_rows, check_int, check_choice, check_float, patch, DEFAULT_MEMORY_BUDGET
 
 # %% auto #0
-__all__ = ['sinkhorn', 'sqeuclidean', 'mean_sqeuclidean', 'Coupling', 'top_inner', 'SparseCoupling', 'EpsSchedule', 'gw_loss',
-           'rank_distances', 'knn_indices', 'graph_distances', 'knn_laplacian', 'double_center', 'dirichlet_energy']
+__all__ = ['sinkhorn', 'sqeuclidean', 'mean_sqeuclidean', 'Coupling', 'top_inner', 'SparseCoupling', 'sparse_rows', 'EpsSchedule',
+           'gw_loss', 'rank_distances', 'knn_indices', 'graph_distances', 'knn_laplacian', 'double_center',
+           'dirichlet_energy']
 
 # %% ../nbs/03a_ot.ipynb #40d18024
 def _logsumexp(x:torch.Tensor, dim:int) -> torch.Tensor:
@@ -301,6 +302,39 @@ class SparseCoupling:
     def __repr__(self): return f"SparseCoupling({self.shape[0]}x{self.shape[1]}, {self.idx.shape[1]} per row, eps={self.eps:g})"
 
 # %% ../nbs/03a_ot.ipynb #4d326681
+def _sparse_potential(tx, ty, eps:float, n_sub:int, seed:int, n_iter:int, tol:float, memory_budget) -> tuple:
+    "The second cloud's potential g (m,), from a Sinkhorn solve between `n_sub` samples per side extended by its c-transform; ε in the cost's units; the scale; the solve's iterations."
+    scale = float(mean_sqeuclidean(tx, ty).clamp_min(1e-12))
+    rng = np.random.default_rng(seed)
+    sx, sy = (torch.as_tensor(np.sort(rng.choice(t.shape[0], min(t.shape[0], n_sub), replace=False)), device=tx.device) for t in (tx, ty))
+    xs, ys = tx[sx], ty[sy]
+    sub = Coupling.solve(xs, ys, eps * scale / float(mean_sqeuclidean(xs, ys).clamp_min(1e-12)), n_iter=n_iter, tol=tol, memory_budget=memory_budget, numpy=False)
+    E, F = eps * scale, sub.f * sub.scale                  # ε and the subsample's first potential in the cost's units
+    g, rows = torch.empty(ty.shape[0], dtype=tx.dtype, device=tx.device), chunk_rows(ty.shape[0], 3 * 8 * len(sx), memory_budget)
+    for i in range(0, ty.shape[0], rows):                 # c-transform: g(y) = -ε log mean_i exp((F_i - |x_i - y|²) / ε)
+        g[i:i + rows] = -E * (torch.logsumexp((F[None, :] - sqeuclidean(ty[i:i + rows], xs)) / E, 1) - math.log(len(sx)))
+    return g, E, scale, sub.n_iter
+
+def sparse_rows(tx:torch.Tensor, # (n, d) first-cloud samples (any of them, any number)
+                ty:torch.Tensor, # (m, d) the second cloud
+                g:torch.Tensor, # (m,) its potential, in the cost's units
+                E:float, # ε in the cost's units
+                k:int, # partners per row
+                memory_budget:int|None=None, # bytes per block of scores
+               ) -> tuple: # (partners (n, k), weights (n, k), each row summing to 1)
+    """Each row's `k` heaviest plan entries given the second cloud's potential: the largest (g_j - |x - y_j|²), found as inner products; their softmax at ε.
+
+    >>> idx, w = sparse_rows(torch.tensor([[0.9]], dtype=torch.float64), torch.tensor([[0.], [1.], [5.]], dtype=torch.float64), torch.zeros(3, dtype=torch.float64), 0.1, 2)
+    >>> idx.tolist(), w.sum(1).tolist()
+    ([[1, 0]], [1.0])
+    """
+    idx = top_inner(torch.cat([2 * tx, torch.ones_like(tx[:, :1])], 1), torch.cat([ty, (g - (ty * ty).sum(1))[:, None]], 1), k, memory_budget)
+    b = 4096                                               # rows' weights in blocks
+    w = torch.cat([torch.softmax((g[idx[i:i + b]] - ((tx[i:i + b, None, :] - ty[idx[i:i + b]]) ** 2).sum(-1)) / E, 1) for i in range(0, len(tx), b)])
+    return idx, w
+
+
+# %% ../nbs/03a_ot.ipynb #e390d20f
 def _solve_sparse(cls, ex, # (n, d) first cloud
                   ey, # (m, d) second cloud
                   eps:float, # entropic regularisation, relative to the mean squared distance between the clouds
@@ -312,25 +346,14 @@ def _solve_sparse(cls, ex, # (n, d) first cloud
                   memory_budget:int|None=None, # bytes per block
                   numpy:bool|None=None, # return numpy arrays; None: when `ex` is one
                  ) -> SparseCoupling:
-    "`SparseCoupling.solve`: the second cloud's potential from a subsample solve, extended by its c-transform; each row's `k` heaviest entries."
+    "`SparseCoupling.solve`: the second cloud's potential (`_sparse_potential`), then each row's `k` heaviest entries (`sparse_rows`)."
     tx, was_numpy = as_tensor(ex, 'ex'); ty, _ = as_tensor(ey, 'ey')
     if tx.shape[1] != ty.shape[1]: raise ValueError(f"`ex` and `ey` must have the same width, got {tx.shape[1]} and {ty.shape[1]}")
     check_float(eps, 'eps', 0, low_open=True); check_int(k, 'k', min=1); check_int(n_sub, 'n_sub', min=2)
     tx, ty = tx.double(), ty.to(tx.device).double()
-    n, m = tx.shape[0], ty.shape[0]
-    scale = float(mean_sqeuclidean(tx, ty).clamp_min(1e-12))
-    rng = np.random.default_rng(seed)
-    sx, sy = (torch.as_tensor(np.sort(rng.choice(t.shape[0], min(t.shape[0], n_sub), replace=False)), device=tx.device) for t in (tx, ty))
-    xs, ys = tx[sx], ty[sy]
-    sub = Coupling.solve(xs, ys, eps * scale / float(mean_sqeuclidean(xs, ys).clamp_min(1e-12)), n_iter=n_iter, tol=tol, memory_budget=memory_budget, numpy=False)
-    E, F = eps * scale, sub.f * sub.scale                  # ε and the subsample's first potential in the cost's units
-    g, rows = torch.empty(m, dtype=tx.dtype, device=tx.device), chunk_rows(m, 3 * 8 * len(sx), memory_budget)
-    for i in range(0, m, rows):                            # c-transform: g(y) = -ε log mean_i exp((F_i - |x_i - y|²) / ε)
-        g[i:i + rows] = -E * (torch.logsumexp((F[None, :] - sqeuclidean(ty[i:i + rows], xs)) / E, 1) - math.log(len(sx)))
-    idx = top_inner(torch.cat([2 * tx, torch.ones_like(tx[:, :1])], 1), torch.cat([ty, (g - (ty * ty).sum(1))[:, None]], 1), k, memory_budget)
-    b = 4096                                               # rows' weights: a softmax over their k partners, in blocks
-    w = torch.cat([torch.softmax((g[idx[i:i + b]] - ((tx[i:i + b, None, :] - ty[idx[i:i + b]]) ** 2).sum(-1)) / E, 1) for i in range(0, n, b)])
-    return cls(idx, w, g, float(eps), scale, sub.n_iter, numpy=was_numpy if numpy is None else numpy)
+    g, E, scale, it = _sparse_potential(tx, ty, eps, n_sub, seed, n_iter, tol, memory_budget)
+    idx, w = sparse_rows(tx, ty, g, E, k, memory_budget)
+    return cls(idx, w, g, float(eps), scale, it, numpy=was_numpy if numpy is None else numpy)
 
 # %% ../nbs/03a_ot.ipynb #a0c0d2a3
 @patch
