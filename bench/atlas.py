@@ -9,6 +9,7 @@ that runs out of time or memory is recorded as such and larger sizes of that met
     python bench/atlas.py point --method ours --n 100000 --seed 0          # one point, printed as JSON
     python bench/atlas.py scaling --sizes 2000 10000 30000 100000 --seeds 0 1 2 --json bench/results/atlas_scaling.json
     python bench/atlas.py figure bench/results/atlas_scaling.json          # the log-log figure (bench/results/atlas_scaling.png)
+    python bench/atlas.py million --n 1000000 --fraction 0.01 --json bench/results/atlas_million.json   # 1M per side on a LocalCluster
 
 moscot runs in its own environment (tools/setup_moscot.sh builds .venv-moscot); POT in the package's .venv.
 """
@@ -111,6 +112,35 @@ def figure(args):
     axes[0].legend(fontsize=8); fig.tight_layout()
     out = args.results.replace('.json', '.png'); fig.savefig(out, dpi=110); print(out)
 
+def million(args):
+    """`align`'s fit on n cells per side (training does not grow with n), then the placement of a fraction of the first
+    modality's cells against all of the second's, chunk by chunk on a dask LocalCluster (`Placement` through
+    `relrep_nb.scale.transform_dask`); the time of the whole placement is extrapolated from the fraction (linear in the
+    cells placed: each chunk's cost is its rows times the m targets)."""
+    import torch
+    from dask.distributed import Client, LocalCluster
+    import dask.array as da
+    from relrep_nb.core import torch_threads
+    from relrep_nb.gw import LearnedGW, ALIGN_CONFIG, align_k, unpaired_modalities
+    from relrep_nb.scale import transform_dask
+    x, y, lx, ly = unpaired_modalities(args.n, seed=args.seed)
+    t0, c0 = time.perf_counter(), time.process_time()
+    with torch_threads(1):
+        m = LearnedGW(**{**ALIGN_CONFIG, 'k': align_k(2048, 2048), 'seed': args.seed, 'progress': False}).fit(x, y)
+        t_fit, c_fit = time.perf_counter() - t0, time.process_time() - c0
+        pl = m.placement(x, y)
+    t_pot = time.perf_counter() - t0 - t_fit
+    n_place = int(args.n * args.fraction)
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        t1 = time.perf_counter()
+        z = transform_dask(pl, da.from_array(x[:n_place], chunks=(args.chunk, x.shape[1]))).compute()
+        t_place = time.perf_counter() - t1
+    zy = pl.target.float().numpy()
+    return dict(part='million', n=args.n, seed=args.seed, fit_seconds=t_fit, fit_cpu_seconds=c_fit, potential_seconds=t_pot,
+                placed=n_place, place_seconds=t_place, workers=args.workers, chunk_rows=args.chunk,
+                place_all_seconds_extrapolated=t_place * args.n / n_place, peak_rss_gib_main=peak_gib(),
+                label_transfer_placed=label_transfer(z, zy, lx[:n_place], ly), loadavg_1min_end=os.getloadavg()[0])
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest='part', required=True)
@@ -125,9 +155,12 @@ def main():
         s.add_argument('--rank', type=int, default=100, help="moscot's low-rank GW rank"); s.add_argument('--pot-iter', type=int, default=100)
         s.add_argument('--moscot-eps', dest='moscot_eps', type=float, default=1e-3)
     c = sub.add_parser('figure'); c.add_argument('results')
+    d = sub.add_parser('million'); d.add_argument('--n', type=int, default=1_000_000); d.add_argument('--seed', type=int, default=0)
+    d.add_argument('--fraction', type=float, default=0.01); d.add_argument('--workers', type=int, default=2)
+    d.add_argument('--chunk', type=int, default=2000); d.add_argument('--json', default=None)
     args = p.parse_args()
     if args.part == 'figure': return figure(args)
-    res = {'point': point, 'scaling': scaling}[args.part](args)
+    res = {'point': point, 'scaling': scaling, 'million': million}[args.part](args)
     print(json.dumps(res, indent=1, default=float))
     if args.json:
         with open(args.json, 'w') as f: json.dump(res, f, indent=1, default=float)

@@ -648,6 +648,7 @@ def _plan_gw_loss(self:LearnedGW, x, y, eps:float|None, metric:str|None, rank:bo
     "`gw_loss`: the GW loss of the dense inductive plan on (x, y)."
     tx, _ = self._side_input(x, 'x', 'x'); ty, _ = self._side_input(y, 'y', 'y')
     if min(len(tx), len(ty)) < 2: raise ValueError(f"`gw_loss` and `score` need at least 2 samples per side, got {len(tx)} and {len(ty)}")
+    if max(len(tx), len(ty)) > 8192: raise ValueError(f"`gw_loss` and `score` compare n x n distances: give at most 8,192 samples per side (a random subsample), got {len(tx)} and {len(ty)}")
     if metric is not None: check_choice(metric, 'metric', ('euclidean', 'geodesic'))
     P = torch.as_tensor(self.coupling(x, y, eps=eps).dense()).double()
     return float(gw_loss(P, self._intra(self._metric_points(tx, 'x'), metric, rank), self._intra(self._metric_points(ty, 'y'), metric, rank)))
